@@ -1,0 +1,57 @@
+// Command appruntime is the one binary of appruntime: the API, the console,
+// the worker, the migrator and the embedded dev mode that runs them all.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: appruntime <command>
+
+commands:
+  dev       everything in one process on embedded defaults, seeded with a demo
+  api       the JSON API (runtime verbs, host, agent and admin endpoints)
+  console   the server-rendered admin console
+  worker    the background job fleet (queues, outbox relay, periodic jobs)
+  migrate   apply database migrations
+
+Configuration comes from environment variables; see README.md.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	cmd := os.Args[1]
+	var err error
+	switch cmd {
+	case "dev":
+		err = runDev(ctx, os.Args[2:])
+	case "api":
+		err = runAPI(ctx)
+	case "console":
+		err = runConsole(ctx)
+	case "worker":
+		err = runWorker(ctx)
+	case "migrate":
+		err = runMigrate(ctx)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "appruntime: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "appruntime %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+}

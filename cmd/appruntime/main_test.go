@@ -1,0 +1,252 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "appruntime-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "appruntime")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build appruntime: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var key = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+
+// baseEnv is a clean environment: no DATABASE_URL or REDIS_URL leak in from the shell.
+func baseEnv(extra ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	return append(env, extra...)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a buffer the child's output goroutine and the test share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// process is a running appruntime command.
+type process struct {
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan error
+	exited atomic.Bool
+}
+
+func start(t *testing.T, dir string, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), done: make(chan error, 1)}
+	p.cmd.Dir = dir
+	p.cmd.Env = env
+	p.cmd.Stdout = &p.stdout
+	p.cmd.Stderr = &p.stderr
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		err := p.cmd.Wait()
+		p.exited.Store(true)
+		p.done <- err
+	}()
+	t.Cleanup(func() {
+		if !p.exited.Load() {
+			_ = p.cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and returns how long the exit took and the exit error.
+func (p *process) stop(t *testing.T) (time.Duration, error) {
+	t.Helper()
+	begin := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.done:
+		return time.Since(begin), err
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("no exit 30 s after SIGTERM\nstderr:\n%s", p.stderr.String())
+		return 0, nil
+	}
+}
+
+func waitHTTP(t *testing.T, p *process, url string, within time.Duration) *http.Response {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.done:
+			t.Fatalf("process exited early: %v\nstderr:\n%s", err, p.stderr.String())
+		default:
+		}
+		res, err := http.Get(url)
+		if err == nil {
+			return res
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer within %s\nstderr:\n%s", url, within, p.stderr.String())
+	return nil
+}
+
+func TestDevStartsWithNoServersWritesDevJSONAndStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts the whole product")
+	}
+	dir := t.TempDir()
+	apiAddr, consoleAddr := freeAddr(t), freeAddr(t)
+	env := baseEnv("API_ADDR="+apiAddr, "CONSOLE_ADDR="+consoleAddr)
+
+	p := start(t, dir, env, "dev")
+	res := waitHTTP(t, p, "http://"+apiAddr+"/healthz", 60*time.Second)
+	require.Equal(t, 200, res.StatusCode)
+	res.Body.Close()
+	for _, url := range []string{"http://" + apiAddr + "/readyz", "http://" + consoleAddr + "/readyz"} {
+		res := waitHTTP(t, p, url, 10*time.Second)
+		require.Equal(t, 200, res.StatusCode, url)
+		res.Body.Close()
+	}
+
+	raw, err := os.ReadFile(filepath.Join(dir, ".appruntime", "dev.json"))
+	require.NoError(t, err)
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(raw, &info))
+	for _, k := range []string{"api_url", "console_url", "admin_email", "admin_password", "host_token", "agent_token",
+		"workspace_id", "agent_id", "configured_tool_id", "task_id", "step_id"} {
+		require.NotEmpty(t, info[k], "dev.json key %s", k)
+	}
+	require.Equal(t, "http://"+apiAddr, info["api_url"])
+	require.Contains(t, p.stdout.String(), info["host_token"].(string), "the token is printed")
+	require.Contains(t, p.stdout.String(), info["step_id"].(string), "the demo ids are printed")
+
+	took, err := p.stop(t)
+	require.NoError(t, err, "exit status 0 after SIGTERM\nstderr:\n%s", p.stderr.String())
+	require.Less(t, took, 10*time.Second)
+
+	// A second start reuses the same data.
+	p2 := start(t, dir, env, "dev")
+	res = waitHTTP(t, p2, "http://"+apiAddr+"/healthz", 60*time.Second)
+	res.Body.Close()
+	raw2, err := os.ReadFile(filepath.Join(dir, ".appruntime", "dev.json"))
+	require.NoError(t, err)
+	var info2 map[string]any
+	require.NoError(t, json.Unmarshal(raw2, &info2))
+	delete(info, "redis_url") // the in-process Redis listens on a new port each start
+	delete(info2, "redis_url")
+	require.Equal(t, info, info2)
+	_, err = p2.stop(t)
+	require.NoError(t, err)
+}
+
+func TestAPIWithBadRedisURLExitsNamingIt(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "x.db")
+	for _, redisURL := range []string{"redis://127.0.0.1:1/0", "http://not-redis", "redis://host:notaport"} {
+		cmd := exec.Command(binary, "api")
+		cmd.Env = baseEnv("DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "SECRETS_KEY="+key, "SESSION_KEYS=k1:"+key,
+			"API_ADDR="+freeAddr(t))
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "api must exit non-zero for REDIS_URL=%s", redisURL)
+		require.NotEqual(t, 0, exit.ExitCode())
+		require.Contains(t, string(out), "REDIS_URL", "for REDIS_URL=%s", redisURL)
+	}
+}
+
+func TestServersRefuseAnUnmigratedDatabase(t *testing.T) {
+	t.Parallel()
+	redisURL := testkit.RedisURL()
+	testkit.Redis(t) // fail early with a clear message when Redis is absent
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "x.db")
+	env := baseEnv("DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "SECRETS_KEY="+key, "SESSION_KEYS=k1:"+key,
+		"CONSOLE_SESSION_KEY="+key, "API_ADDR="+freeAddr(t), "CONSOLE_ADDR="+freeAddr(t))
+	for _, cmdName := range []string{"api", "console", "worker"} {
+		cmd := exec.Command(binary, cmdName)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, cmdName)
+		require.Contains(t, string(out), "appruntime migrate", cmdName)
+	}
+}
+
+func TestMigrateThenServeOnPostgresAndDrain(t *testing.T) {
+	t.Parallel()
+	testkit.Redis(t) // fail early with a clear message when Redis is absent
+	dbURL := testkit.SchemaURL(t)
+	addr := freeAddr(t)
+	env := baseEnv("DATABASE_URL="+dbURL, "REDIS_URL="+testkit.RedisURL(), "SECRETS_KEY="+key, "SESSION_KEYS=k1:"+key,
+		"API_ADDR="+addr)
+
+	out, err := exec.Command(binary, "migrate").CombinedOutput()
+	require.Error(t, err, "migrate without DATABASE_URL fails")
+	require.Contains(t, string(out), "DATABASE_URL")
+
+	cmd := exec.Command(binary, "migrate")
+	cmd.Env = env
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.True(t, strings.Contains(string(out), "schema version"), string(out))
+
+	p := start(t, t.TempDir(), env, "api")
+	res := waitHTTP(t, p, "http://"+addr+"/readyz", 30*time.Second)
+	require.Equal(t, 200, res.StatusCode)
+	res.Body.Close()
+	res, err = http.Get("http://" + addr + "/no-such-route")
+	require.NoError(t, err)
+	require.Equal(t, 404, res.StatusCode)
+	res.Body.Close()
+	took, err := p.stop(t)
+	require.NoError(t, err, p.stderr.String())
+	require.Less(t, took, 10*time.Second)
+	require.Contains(t, p.stderr.String(), `"request_id"`, "access lines carry the request id")
+}

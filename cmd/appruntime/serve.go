@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/console"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/web"
+	"github.com/appruntime/appruntime/worker"
+)
+
+func runAPI(ctx context.Context) error {
+	cfg, err := loadConfig(config.RoleAPI)
+	if err != nil {
+		return err
+	}
+	p, err := openPlatform(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	return serveApp(ctx, p, "api", cfg.APIAddr, api.New(p.apiDeps()))
+}
+
+func runConsole(ctx context.Context) error {
+	cfg, err := loadConfig(config.RoleConsole)
+	if err != nil {
+		return err
+	}
+	p, err := openPlatform(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	app, err := console.New(p.consoleDeps())
+	if err != nil {
+		return err
+	}
+	return serveApp(ctx, p, "console", cfg.ConsoleAddr, app)
+}
+
+func runWorker(ctx context.Context) error {
+	cfg, err := loadConfig(config.RoleWorker)
+	if err != nil {
+		return err
+	}
+	p, err := openPlatform(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	return worker.New(p.workerDeps()).Run(ctx)
+}
+
+func runMigrate(ctx context.Context) error {
+	cfg, err := loadConfig(config.RoleMigrate)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("migrate: applied %d migration(s) %v; schema version %d\n", len(applied), applied, v)
+	return nil
+}
+
+// serveApp listens on addr and serves app until ctx is done, then drains.
+func serveApp(ctx context.Context, p *platform, name, addr string, app *fiber.App) error {
+	ln, err := web.Listen(addr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	p.log.Info(name+" listening", "addr", ln.Addr().String())
+	err = web.Serve(ctx, app, ln, p.cfg.ShutdownTimeout)
+	p.log.Info(name + " stopped")
+	return ignoreClosed(err)
+}

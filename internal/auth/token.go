@@ -1,0 +1,155 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/models"
+)
+
+// tokenPrefix marks appruntime tokens so that leaked ones are easy to scan for.
+var tokenPrefix = map[string]string{
+	models.ScopeHost:  "art_host_",
+	models.ScopeAgent: "art_agent_",
+	models.ScopeAdmin: "art_admin_",
+}
+
+// Principal is who a verified token speaks for.
+type Principal struct {
+	TokenID     string
+	WorkspaceID string
+	Scope       string
+	UserID      string // host tokens
+	AgentID     string // agent tokens
+}
+
+// HashToken returns the stored form of a token.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewTokenSecret returns a fresh random token string for scope.
+func NewTokenSecret(scope string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("auth: random: %v", err))
+	}
+	return tokenPrefix[scope] + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// IssueToken stores a new token and returns its secret (shown once). Exactly
+// one of userID (host) or agentID (agent) is set; admin tokens take neither.
+func IssueToken(ctx context.Context, db *gorm.DB, workspaceID, scope, name string, userID, agentID *string) (models.APIToken, string, error) {
+	if _, ok := tokenPrefix[scope]; !ok {
+		return models.APIToken{}, "", apperr.Invalidf("scope must be host, agent or admin")
+	}
+	if scope == models.ScopeHost && userID == nil {
+		return models.APIToken{}, "", apperr.Invalidf("a host token needs user_id")
+	}
+	if scope == models.ScopeAgent && agentID == nil {
+		return models.APIToken{}, "", apperr.Invalidf("an agent token needs agent_id")
+	}
+	secret := NewTokenSecret(scope)
+	tok, err := StoreToken(ctx, db, workspaceID, scope, name, secret, userID, agentID)
+	return tok, secret, err
+}
+
+// StoreToken stores a token whose secret the caller chose (the dev seed uses
+// it so that tokens survive a restart of the demo).
+func StoreToken(ctx context.Context, db *gorm.DB, workspaceID, scope, name, secret string, userID, agentID *string) (models.APIToken, error) {
+	tok := models.APIToken{
+		ID: models.NewID(), WorkspaceID: workspaceID, Scope: scope, Name: name,
+		TokenHash: HashToken(secret), UserID: userID, AgentID: agentID,
+	}
+	if err := db.WithContext(ctx).Create(&tok).Error; err != nil {
+		return tok, fmt.Errorf("auth: store token: %w", err)
+	}
+	return tok, nil
+}
+
+// BearerToken extracts the token from an Authorization header value.
+func BearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// Verify resolves a bearer token of the wanted scope. Unknown, revoked and
+// wrong-scope tokens are all 401 with the same message, so a caller cannot
+// probe which tokens exist.
+func Verify(ctx context.Context, db *gorm.DB, token, scope string) (Principal, error) {
+	if !strings.HasPrefix(token, tokenPrefix[scope]) {
+		return Principal{}, apperr.Unauthenticatedf("a valid %s token is required", scope)
+	}
+	var tok models.APIToken
+	err := db.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL", HashToken(token)).Take(&tok).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && tok.Scope != scope) {
+		return Principal{}, apperr.Unauthenticatedf("a valid %s token is required", scope)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("auth: verify token: %w", err)
+	}
+	p := Principal{TokenID: tok.ID, WorkspaceID: tok.WorkspaceID, Scope: tok.Scope}
+	if tok.UserID != nil {
+		p.UserID = *tok.UserID
+	}
+	if tok.AgentID != nil {
+		p.AgentID = *tok.AgentID
+	}
+	return p, nil
+}
+
+// RevokeToken marks a token of the workspace revoked.
+func RevokeToken(ctx context.Context, db *gorm.DB, workspaceID, tokenID string) error {
+	res := db.WithContext(ctx).Model(&models.APIToken{}).
+		Where("id = ? AND workspace_id = ? AND revoked_at IS NULL", tokenID, workspaceID).
+		Update("revoked_at", time.Now().UTC())
+	if res.Error != nil {
+		return fmt.Errorf("auth: revoke token: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return apperr.NotFoundf("token not found")
+	}
+	return nil
+}
+
+// HashPassword returns the bcrypt hash of a password.
+func HashPassword(password string) (string, error) {
+	if len(password) < 8 {
+		return "", apperr.Invalidf("password must be at least 8 characters")
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", fmt.Errorf("auth: hash password: %w", err)
+	}
+	return string(h), nil
+}
+
+// CheckPassword finds the user with email and checks password; any mismatch
+// is the same 401.
+func CheckPassword(ctx context.Context, db *gorm.DB, email, password string) (models.User, error) {
+	var u models.User
+	err := db.WithContext(ctx).Where("lower(email) = lower(?)", strings.TrimSpace(email)).Take(&u).Error
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		return u, fmt.Errorf("auth: find user: %w", err)
+	}
+	if err != nil || bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		return models.User{}, apperr.Unauthenticatedf("wrong email or password")
+	}
+	return u, nil
+}

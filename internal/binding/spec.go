@@ -1,0 +1,121 @@
+package binding
+
+import "encoding/json"
+
+// Kinds of binding: where reads and writes go.
+const (
+	KindPostgres = "postgres" // reads/writes through a data source (a pgx pool per integration DSN)
+	KindREST     = "rest"     // reads/writes through the gateway
+)
+
+// Spec is a binding's allowed_operations document: everything a bundle bound
+// to it may do. A bundle only ever names an op (or an action's name, or a
+// capability); the spec decides the table, the URL, the tool.
+type Spec struct {
+	Reads     []Read     `json:"reads,omitempty"`
+	Writes    []Write    `json:"writes,omitempty"`
+	Actions   []Action   `json:"actions,omitempty"`
+	HTTPCalls []HTTPCall `json:"http_calls,omitempty"`
+	Tools     []Tool     `json:"tools,omitempty"`
+	// Capabilities, when present, grants the named capabilities on top of the
+	// grandfathered ones; nil (absent) grants only the grandfathered ones.
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// Read is a `reads` op: one table, the columns a bundle may select, the
+// columns it may filter on, the order and a row limit per page.
+type Read struct {
+	Op         string   `json:"op"`
+	Table      string   `json:"table"`
+	Columns    []string `json:"columns"`              // selectable; a request may ask for a subset
+	Filterable []string `json:"filterable,omitempty"` // columns a request may filter on
+	OrderBy    []Order  `json:"order_by,omitempty"`
+	Limit      int      `json:"limit,omitempty"` // rows per page; 0: DefaultReadLimit
+	// FixedFilters are always applied and cannot be changed by a request:
+	// column → value, where a value may be a session placeholder such as
+	// "{{task_id}}" (task_id, agent_id, step_id, workspace_id).
+	FixedFilters map[string]any `json:"fixed_filters,omitempty"`
+}
+
+// Order is one ORDER BY term.
+type Order struct {
+	Column string `json:"column"`
+	Desc   bool   `json:"desc,omitempty"`
+}
+
+// Write modes.
+const (
+	ModeInsert = "insert"
+	ModeUpdate = "update"
+	ModeUpsert = "upsert"
+)
+
+// Write is a `writes` op: one row per call into one table.
+type Write struct {
+	Op         string   `json:"op"`
+	Table      string   `json:"table"`
+	Mode       string   `json:"mode"`                  // insert | update | upsert
+	KeyColumns []string `json:"key_columns,omitempty"` // required for update and upsert
+	Columns    []string `json:"columns"`               // writable columns a request may set
+	// FixedValues are always written and cannot be set by a request: column →
+	// value, where a value may be a session placeholder ("{{task_id}}").
+	FixedValues map[string]any `json:"fixed_values,omitempty"`
+}
+
+// Action is a named bundle of writes and http_calls run as one unit
+// (ARCHITECTURE.md, decision 2). Action names are their own namespace.
+type Action struct {
+	Name          string   `json:"name"`
+	Writes        []string `json:"writes,omitempty"`     // names of `writes` ops, run in order in one transaction
+	HTTPCalls     []string `json:"http_calls,omitempty"` // names of `http_calls` ops, run after the writes
+	FeedEvent     string   `json:"feed_event,omitempty"` // name of the feed event recorded on success; default the action's name
+	ResolvesAwait bool     `json:"resolves_await,omitempty"`
+}
+
+// HTTPCall is an `http_calls` op: an outbound request template (seed 000,
+// "http_calls templates"), run by the gateway.
+type HTTPCall struct {
+	Op                   string            `json:"op"`
+	Method               string            `json:"method"`
+	URL                  string            `json:"url"`
+	IntegrationID        string            `json:"integration_id,omitempty"`
+	Auth                 *Auth             `json:"auth,omitempty"`
+	Headers              map[string]string `json:"headers,omitempty"`
+	Query                map[string]string `json:"query,omitempty"`
+	BodyTemplate         json.RawMessage   `json:"body_template,omitempty"`
+	PruneEmptyBodyFields bool              `json:"prune_empty_body_fields,omitempty"`
+}
+
+// Auth kinds of an http_call.
+const (
+	AuthNone              = "none"
+	AuthBearer            = "bearer"
+	AuthOAuth2Password    = "oauth2_password"
+	AuthClientCredentials = "client_credentials"
+)
+
+// Auth says how an http_call authenticates; secrets come from the integration.
+type Auth struct {
+	Kind     string `json:"kind"`
+	TokenURL string `json:"token_url,omitempty"`
+	Scope    string `json:"scope,omitempty"`
+}
+
+// Tool is a `tools` op: a configured tool (by display name) or a base tool with
+// nothing to configure, and the input keys a bundle may supply.
+type Tool struct {
+	Op     string   `json:"op"`
+	Tool   string   `json:"tool"`
+	Params []string `json:"params,omitempty"`
+	// Record, when false, leaves no feed card (and no step for unbilled lookups).
+	Record *bool `json:"record,omitempty"`
+}
+
+// Records reports whether a run of this op records a step and a feed card.
+func (t Tool) Records() bool { return t.Record == nil || *t.Record }
+
+// DefaultReadLimit is the page size of a read op that declares none; MaxReadLimit bounds any.
+const (
+	DefaultReadLimit = 100
+	MaxReadLimit     = 1000
+)

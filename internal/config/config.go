@@ -1,0 +1,345 @@
+// Package config reads appruntime's settings from environment variables and
+// validates them at start-up, so that a bad value stops the process with a
+// message naming the variable instead of failing later on first use.
+package config
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MinKeyBytes is the smallest signing or encryption key accepted.
+const MinKeyBytes = 32
+
+// Config is every setting of every process. Fields that a process does not
+// need may be zero for it; Load checks what the chosen Role needs.
+type Config struct {
+	DatabaseURL string // postgres://… or sqlite:PATH
+	RedisURL    string // redis://…; empty only in dev (embedded Redis)
+
+	APIAddr       string
+	ConsoleAddr   string
+	PublicAPIURL  string // how browsers and agents reach the API
+	ConsoleURL    string // how admins reach the console
+	BundleBaseURL string // where bundles are served from (ideally a separate origin)
+
+	SessionKeys   []Key  // the first signs; all verify
+	SessionIssuer string // iss of session JWTs
+	SecretsKey    []byte // AES-256 key for integration secrets and webhook secrets at rest
+	ConsoleKey    []byte // signs console cookies and CSRF tokens
+
+	// OutboundAllow lists networks the outbound SSRF guard lets through although
+	// they are private or loopback. Empty in production; tests name 127.0.0.0/8.
+	OutboundAllow []netip.Prefix
+
+	LLMBaseURL string // OpenAI-compatible chat-completions endpoint; empty disables the summary pass
+	LLMAPIKey  string
+	LLMModel   string
+
+	WorkerConcurrency int
+	LookupConcurrency int           // process-wide bulkhead for lookups
+	LookupWait        time.Duration // how long a lookup waits for the bulkhead before 503
+	ShutdownTimeout   time.Duration // how long SIGTERM waits for in-flight work
+
+	LogLevel slog.Level
+}
+
+// Key is one entry of a key ring.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+// Role says which process is starting; it decides which settings are required.
+type Role string
+
+// The processes of the binary.
+const (
+	RoleDev     Role = "dev"
+	RoleAPI     Role = "api"
+	RoleConsole Role = "console"
+	RoleWorker  Role = "worker"
+	RoleMigrate Role = "migrate"
+)
+
+// Error names the variable that is wrong.
+type Error struct {
+	Var    string
+	Reason string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("config: %s: %s", e.Var, e.Reason) }
+
+// Load reads the environment through getenv and validates it for role. In dev
+// mode missing secrets and stores are left empty for the caller to fill with
+// embedded defaults; every other role must have them.
+func Load(role Role, getenv func(string) string) (*Config, error) {
+	r := reader{getenv: getenv}
+	c := &Config{
+		DatabaseURL:       strings.TrimSpace(getenv("DATABASE_URL")),
+		RedisURL:          strings.TrimSpace(getenv("REDIS_URL")),
+		APIAddr:           r.addr("API_ADDR", ":8080"),
+		ConsoleAddr:       r.addr("CONSOLE_ADDR", ":8081"),
+		SessionIssuer:     r.str("SESSION_ISSUER", "appruntime"),
+		LLMBaseURL:        r.url("LLM_BASE_URL", ""),
+		LLMAPIKey:         getenv("LLM_API_KEY"),
+		LLMModel:          r.str("LLM_MODEL", "gpt-4o-mini"),
+		WorkerConcurrency: r.int("WORKER_CONCURRENCY", 10, 1, 1000),
+		LookupConcurrency: r.int("LOOKUP_CONCURRENCY", 64, 1, 100000),
+		LookupWait:        r.duration("LOOKUP_WAIT", 250*time.Millisecond),
+		ShutdownTimeout:   r.duration("SHUTDOWN_TIMEOUT", 8*time.Second),
+		LogLevel:          r.level("LOG_LEVEL"),
+		OutboundAllow:     r.prefixes("OUTBOUND_ALLOW_CIDRS"),
+	}
+	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
+	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
+	c.BundleBaseURL = r.url("BUNDLE_BASE_URL", strings.TrimRight(c.PublicAPIURL, "/")+"/bundles")
+	c.SessionKeys = r.keyRing("SESSION_KEYS")
+	c.SecretsKey = r.key("SECRETS_KEY")
+	c.ConsoleKey = r.key("CONSOLE_SESSION_KEY")
+
+	if c.DatabaseURL != "" {
+		if _, _, err := ParseDatabaseURL(c.DatabaseURL); err != nil {
+			r.fail("DATABASE_URL", err.Error())
+		}
+	}
+	if c.RedisURL != "" {
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+			r.fail("REDIS_URL", fmt.Sprintf("%v (want redis://[:password@]host:port[/db])", err))
+		}
+	}
+	if role != RoleDev {
+		r.require("DATABASE_URL", c.DatabaseURL != "")
+		if role != RoleMigrate {
+			r.require("REDIS_URL", c.RedisURL != "")
+			r.require("SECRETS_KEY", c.SecretsKey != nil)
+		}
+		if role == RoleAPI {
+			r.require("SESSION_KEYS", len(c.SessionKeys) > 0)
+		}
+		if role == RoleConsole {
+			r.require("CONSOLE_SESSION_KEY", c.ConsoleKey != nil)
+		}
+	}
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
+	}
+	return c, nil
+}
+
+// Dialect names a SQL database family.
+type Dialect string
+
+// The supported dialects.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// ParseDatabaseURL splits a DATABASE_URL into its dialect and the DSN the
+// driver takes. Postgres: postgres:// or postgresql://. SQLite: sqlite:PATH
+// (sqlite:///abs/path and sqlite:relative/path).
+func ParseDatabaseURL(raw string) (Dialect, string, error) {
+	switch {
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return "", "", fmt.Errorf("invalid postgres URL (want postgres://user@host:port/db)")
+		}
+		return Postgres, raw, nil
+	case strings.HasPrefix(raw, "sqlite:"):
+		path := strings.TrimPrefix(raw, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return "", "", fmt.Errorf("sqlite URL names no file (want sqlite:PATH)")
+		}
+		return SQLite, path, nil
+	default:
+		return "", "", fmt.Errorf("unsupported scheme in %q (want postgres://… or sqlite:PATH)", redact(raw))
+	}
+}
+
+// redact hides a password in a URL before it is put in a message.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
+}
+
+// localURLHost turns a listen address into a host:port a local browser can use.
+func localURLHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+type reader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *reader) fail(name, reason string) {
+	r.errs = append(r.errs, &Error{Var: name, Reason: reason})
+}
+
+func (r *reader) require(name string, ok bool) {
+	if !ok {
+		r.fail(name, "required but not set")
+	}
+}
+
+func (r *reader) str(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) addr(name, def string) string {
+	v := r.str(name, def)
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		r.fail(name, fmt.Sprintf("invalid listen address %q (want host:port or :port)", v))
+	}
+	return v
+}
+
+func (r *reader) url(name, def string) string {
+	v := r.str(name, def)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		r.fail(name, fmt.Sprintf("invalid URL %q (want http(s)://host[:port][/path])", v))
+	}
+	return strings.TrimRight(v, "/")
+}
+
+func (r *reader) int(name string, def, lo, hi int) int {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		r.fail(name, fmt.Sprintf("want a whole number from %d to %d, got %q", lo, hi, v))
+		return def
+	}
+	return n
+}
+
+func (r *reader) duration(name string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.fail(name, fmt.Sprintf("want a duration such as 250ms or 10s, got %q", v))
+		return def
+	}
+	return d
+}
+
+func (r *reader) level(name string) slog.Level {
+	var l slog.Level
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return slog.LevelInfo
+	}
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		r.fail(name, fmt.Sprintf("want debug, info, warn or error, got %q", v))
+	}
+	return l
+}
+
+func (r *reader) prefixes(name string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, f := range strings.Split(r.getenv(name), ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			r.fail(name, fmt.Sprintf("invalid CIDR %q", f))
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	return out
+}
+
+// key reads a base64 key of at least MinKeyBytes bytes; nil when unset.
+func (r *reader) key(name string) []byte {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return nil
+	}
+	b, err := decodeKey(v)
+	if err != nil {
+		r.fail(name, err.Error())
+		return nil
+	}
+	return b
+}
+
+// keyRing reads "kid:base64key,kid2:base64key"; the first entry signs.
+func (r *reader) keyRing(name string) []Key {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return nil
+	}
+	var ring []Key
+	seen := map[string]bool{}
+	for _, entry := range strings.Split(v, ",") {
+		kid, secret, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		if !ok || kid == "" {
+			r.fail(name, "want kid:base64key[,kid:base64key…]")
+			return nil
+		}
+		if seen[kid] {
+			r.fail(name, fmt.Sprintf("key id %q appears twice", kid))
+			return nil
+		}
+		seen[kid] = true
+		b, err := decodeKey(secret)
+		if err != nil {
+			r.fail(name, fmt.Sprintf("key %q: %v", kid, err))
+			return nil
+		}
+		ring = append(ring, Key{ID: kid, Secret: b})
+	}
+	return ring
+}
+
+func decodeKey(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		b, err = base64.RawURLEncoding.DecodeString(v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not valid base64")
+	}
+	if len(b) < MinKeyBytes {
+		return nil, fmt.Errorf("key is %d bytes, want at least %d (openssl rand -base64 32)", len(b), MinKeyBytes)
+	}
+	return b, nil
+}

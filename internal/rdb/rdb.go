@@ -1,0 +1,50 @@
+// Package rdb opens appruntime's Redis connection: asynq queues, rate limits,
+// semaphores, pub/sub and the session denylist all share it. In the embedded
+// dev mode it can start an in-process Redis instead.
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/config"
+)
+
+// Open connects to the Redis at url and checks that it answers; errors name REDIS_URL.
+func Open(ctx context.Context, url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, &config.Error{Var: "REDIS_URL", Reason: err.Error()}
+	}
+	opts.PoolSize = 64
+	client := redis.NewClient(opts)
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := client.Ping(pingCtx).Err(); err != nil {
+		_ = client.Close()
+		return nil, &config.Error{Var: "REDIS_URL", Reason: fmt.Sprintf("cannot reach Redis at %s: %v", opts.Addr, err)}
+	}
+	return client, nil
+}
+
+// Embedded is an in-process Redis for the dev mode.
+type Embedded struct {
+	server *miniredis.Miniredis
+	URL    string
+}
+
+// StartEmbedded starts an in-process Redis on a loopback port.
+func StartEmbedded() (*Embedded, error) {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		return nil, fmt.Errorf("rdb: start embedded redis: %w", err)
+	}
+	return &Embedded{server: m, URL: "redis://" + m.Addr() + "/0"}, nil
+}
+
+// Close stops the embedded server.
+func (e *Embedded) Close() { e.server.Close() }

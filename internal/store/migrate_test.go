@@ -1,0 +1,147 @@
+package store_test
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+// column is a column's name and its type family, comparable across dialects.
+type column struct{ Name, Family string }
+
+func family(dataType string) string {
+	t := strings.ToLower(dataType)
+	switch {
+	case strings.Contains(t, "uuid"), strings.Contains(t, "text"), strings.Contains(t, "char"):
+		return "text"
+	case strings.Contains(t, "json"):
+		return "json"
+	case strings.Contains(t, "timestamp"), strings.Contains(t, "datetime"):
+		return "time"
+	case strings.Contains(t, "bool"):
+		return "bool"
+	case strings.Contains(t, "bytea"), strings.Contains(t, "blob"):
+		return "bytes"
+	case strings.Contains(t, "double"), strings.Contains(t, "real"):
+		return "float"
+	case strings.Contains(t, "int"):
+		return "int"
+	}
+	return t
+}
+
+func postgresSchema(t *testing.T, st *store.Store) map[string][]column {
+	var rows []struct{ TableName, ColumnName, DataType string }
+	require.NoError(t, st.DB.Raw(`SELECT table_name, column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`).Scan(&rows).Error)
+	out := map[string][]column{}
+	for _, r := range rows {
+		out[r.TableName] = append(out[r.TableName], column{r.ColumnName, family(r.DataType)})
+	}
+	return out
+}
+
+func sqliteSchema(t *testing.T, st *store.Store) map[string][]column {
+	var tables []string
+	require.NoError(t, st.DB.Raw(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables).Error)
+	out := map[string][]column{}
+	for _, tbl := range tables {
+		var cols []struct {
+			Name string
+			Type string
+		}
+		require.NoError(t, st.DB.Raw(`SELECT name, type FROM pragma_table_info(?) ORDER BY cid`, tbl).Scan(&cols).Error)
+		for _, c := range cols {
+			out[tbl] = append(out[tbl], column{c.Name, family(c.Type)})
+		}
+	}
+	return out
+}
+
+func TestMigrationsYieldTheSameSchemaOnBothDialects(t *testing.T) {
+	t.Parallel()
+	pg := postgresSchema(t, testkit.Schema(t))
+	lite := sqliteSchema(t, testkit.SQLite(t))
+
+	require.NotEmpty(t, pg)
+	var pgTables, liteTables []string
+	for k := range pg {
+		pgTables = append(pgTables, k)
+	}
+	for k := range lite {
+		liteTables = append(liteTables, k)
+	}
+	sort.Strings(pgTables)
+	sort.Strings(liteTables)
+	require.Equal(t, pgTables, liteTables, "the two dialects must create the same tables")
+	for _, tbl := range pgTables {
+		require.Equal(t, pg[tbl], lite[tbl], "table %s: columns and type families differ", tbl)
+	}
+	for _, want := range []string{"workspaces", "users", "api_tokens", "agents", "integrations", "bindings",
+		"binding_versions", "configured_tools", "bundles", "tasks", "steps", "task_awaits", "feed_events",
+		"agent_key_values", "files", "translations", "usage_records", "app_sessions", "outbox", "audit_log"} {
+		require.Contains(t, pg, want, "ARCHITECTURE.md's data model names table %s", want)
+	}
+}
+
+func TestBothDialectsCarryTheSameMigrationVersions(t *testing.T) {
+	t.Parallel()
+	pg, err := store.Migrations(config.Postgres)
+	require.NoError(t, err)
+	lite, err := store.Migrations(config.SQLite)
+	require.NoError(t, err)
+	require.Equal(t, len(pg), len(lite))
+	for i := range pg {
+		require.Equal(t, pg[i].Version, lite[i].Version)
+		require.Equal(t, pg[i].Name, lite[i].Name)
+	}
+}
+
+func TestUnmigratedDatabaseIsRefusedWithAHint(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(context.Background(), "sqlite:"+t.TempDir()+"/empty.db", store.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+
+	err = st.CheckMigrated(context.Background())
+	require.True(t, apperr.Is(err, apperr.NotMigrated), "got %v", err)
+	require.Contains(t, err.Error(), "appruntime migrate")
+
+	applied, err := st.Migrate(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, applied)
+	require.NoError(t, st.CheckMigrated(context.Background()))
+
+	again, err := st.Migrate(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, again, "a second migrate applies nothing")
+}
+
+func TestMigrateIsSafeToRunConcurrentlyOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := testkit.SchemaURL(t) // already migrated; the advisory lock must make reruns no-ops
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			st, err := store.Open(context.Background(), url, store.Options{MaxOpenConns: 2})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer st.Close()
+			_, err = st.Migrate(context.Background())
+			errs <- err
+		}()
+	}
+	for range 3 {
+		require.NoError(t, <-errs)
+	}
+}

@@ -1,0 +1,206 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/logging"
+)
+
+// MaxUploadBytes bounds any request body the servers read at all; the runtime
+// verbs apply their own, smaller cap (runtime.MaxBodyBytes). Seed 004 caps a
+// bundle asset at 4 MiB, and an upload carries a little framing beside it.
+const MaxUploadBytes = 4<<20 + 64<<10
+
+// Options configure an app.
+type Options struct {
+	Name         string // "api" or "console", for logs
+	Logger       *slog.Logger
+	ErrorHandler fiber.ErrorHandler // nil: JSON errors (RenderError)
+}
+
+// NewApp returns a Fiber app with request ids, panic recovery, access logs and
+// the error renderer installed.
+func NewApp(o Options) *fiber.App {
+	eh := o.ErrorHandler
+	if eh == nil {
+		eh = JSONErrorHandler(o.Logger)
+	}
+	app := fiber.New(fiber.Config{
+		AppName:               "appruntime " + o.Name,
+		DisableStartupMessage: true,
+		BodyLimit:             MaxUploadBytes,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		ErrorHandler:          eh,
+	})
+	app.Use(requestContext(o.Logger))
+	return app
+}
+
+var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// requestContext gives each request an id (the caller's X-Request-Id when it
+// is sane), puts it in the request's context so that every log line of the
+// request carries it, recovers panics, and writes one access-log line.
+func requestContext(log *slog.Logger) fiber.Handler {
+	return func(c *fiber.Ctx) (err error) {
+		start := time.Now()
+		id := c.Get(fiber.HeaderXRequestID)
+		if !safeRequestID.MatchString(id) {
+			id = uuid.NewString()
+		}
+		c.Set(fiber.HeaderXRequestID, id)
+		ctx := logging.With(context.Background(), slog.String(logging.RequestID, id))
+		c.SetUserContext(ctx)
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+				if herr := c.App().Config().ErrorHandler(c, err); herr != nil {
+					_ = c.SendStatus(fiber.StatusInternalServerError)
+				}
+				err = nil
+			}
+			status := c.Response().StatusCode()
+			if err != nil {
+				// The error handler has not run yet; it renders after us.
+				var fe *fiber.Error
+				if errors.As(err, &fe) {
+					status = fe.Code
+				} else {
+					_, status, _ = apperr.Public(err)
+				}
+			}
+			level := slog.LevelInfo
+			if c.Path() == "/healthz" || c.Path() == "/readyz" {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "request",
+				"method", c.Method(), "path", c.Path(), "status", status,
+				"duration_ms", float64(time.Since(start).Microseconds())/1000)
+		}()
+		return c.Next()
+	}
+}
+
+// V2Header is the header a bundle sends to get the uniform v2 envelope.
+const V2Header = "X-Nanonets-App-Runtime"
+
+// WantsV2 reports whether the request asked for the v2 envelope.
+func WantsV2(c *fiber.Ctx) bool { return c.Get(V2Header) == "v2" }
+
+// JSONErrorHandler renders errors as JSON: {"error": message} (plus any
+// detail) in the v1 shape, {"ok":false,"error":{"status","message"}} in v2.
+// Internal errors are logged with their detail and shown as a generic message.
+func JSONErrorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		err = FromFiber(err)
+		code, status, msg := apperr.Public(err)
+		if code == apperr.Internal {
+			log.ErrorContext(c.UserContext(), "request failed", "error", err.Error(), "path", c.Path())
+		}
+		if s := apperr.RetryAfterSeconds(err); s > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(s))
+		}
+		if WantsV2(c) {
+			return c.Status(status).JSON(fiber.Map{"ok": false, "error": fiber.Map{"status": status, "message": msg}})
+		}
+		body := fiber.Map{"error": msg}
+		for k, v := range apperr.DetailOf(err) {
+			body[k] = v
+		}
+		return c.Status(status).JSON(body)
+	}
+}
+
+// FromFiber turns the framework's own errors (unknown route, wrong method,
+// body over the limit) into application errors with a readable message.
+func FromFiber(err error) error {
+	var fe *fiber.Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	code := apperr.CodeForStatus(fe.Code)
+	switch fe.Code {
+	case fiber.StatusNotFound:
+		return apperr.NotFoundf("no such route")
+	case fiber.StatusRequestEntityTooLarge:
+		return apperr.New(apperr.TooLarge, "request body too large")
+	case fiber.StatusMethodNotAllowed:
+		return apperr.New(code, "method not allowed")
+	}
+	if fe.Code >= 500 {
+		return fmt.Errorf("fiber: %w", err)
+	}
+	return apperr.New(code, "%s", fe.Message)
+}
+
+// Check is a readiness probe of one dependency.
+type Check struct {
+	Name string
+	Func func(context.Context) error
+}
+
+// MountHealth adds /healthz (the process is alive) and /readyz (every check
+// answers within two seconds) to app.
+func MountHealth(app *fiber.App, log *slog.Logger, checks ...Check) {
+	app.Get("/healthz", func(c *fiber.Ctx) error {
+		return c.JSON(fiber.Map{"status": "ok"})
+	})
+	app.Get("/readyz", func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		result := fiber.Map{}
+		ready := true
+		for _, ch := range checks {
+			if err := ch.Func(ctx); err != nil {
+				log.WarnContext(ctx, "readiness check failed", "check", ch.Name, "error", err.Error())
+				result[ch.Name] = "unavailable"
+				ready = false
+				continue
+			}
+			result[ch.Name] = "ok"
+		}
+		status := fiber.StatusOK
+		if !ready {
+			status = fiber.StatusServiceUnavailable
+		}
+		return c.Status(status).JSON(fiber.Map{"ready": ready, "checks": result})
+	})
+}
+
+// Listen opens a TCP listener on addr, so that callers learn of a taken port
+// before anything else starts.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve runs app on ln until ctx is done, then stops accepting and waits up
+// to drain for in-flight requests to finish.
+func Serve(ctx context.Context, app *fiber.App, ln net.Listener, drain time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	if err := app.ShutdownWithTimeout(drain); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return <-errc
+}

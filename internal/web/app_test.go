@@ -1,0 +1,150 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/web"
+)
+
+func newApp(t *testing.T, logs *bytes.Buffer) *fiber.App {
+	t.Helper()
+	app := web.NewApp(web.Options{Name: "test", Logger: logging.New(logs, slog.LevelDebug)})
+	app.Get("/invalid", func(c *fiber.Ctx) error { return apperr.Invalidf("field x is bad") })
+	app.Get("/limited", func(c *fiber.Ctx) error {
+		return apperr.RateLimitedAfter(1500*time.Millisecond, "slow down")
+	})
+	app.Get("/boom", func(c *fiber.Ctx) error { return errors.New("db password=hunter2 leaked") })
+	app.Get("/panic", func(c *fiber.Ctx) error { panic("kaboom") })
+	app.Post("/echo", func(c *fiber.Ctx) error { return c.Send(c.Body()) })
+	return app
+}
+
+func do(t *testing.T, app *fiber.App, req *http.Request) (int, http.Header, map[string]any) {
+	t.Helper()
+	res, err := app.Test(req, 5000)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	return res.StatusCode, res.Header, body
+}
+
+func TestErrorShapesV1AndV2(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	app := newApp(t, &logs)
+
+	cases := []struct {
+		path    string
+		status  int
+		message string
+	}{
+		{"/invalid", 400, "field x is bad"},
+		{"/limited", 429, "slow down"},
+		{"/boom", 500, "internal error"},
+		{"/panic", 500, "internal error"},
+		{"/nope", 404, "no such route"},
+	}
+	for _, tc := range cases {
+		status, _, body := do(t, app, httptest.NewRequest("GET", tc.path, nil))
+		require.Equal(t, tc.status, status, tc.path)
+		require.Equal(t, map[string]any{"error": tc.message}, body, tc.path)
+
+		req := httptest.NewRequest("GET", tc.path, nil)
+		req.Header.Set(web.V2Header, "v2")
+		status, _, body = do(t, app, req)
+		require.Equal(t, tc.status, status, tc.path)
+		require.Equal(t, map[string]any{"ok": false, "error": map[string]any{"status": float64(tc.status), "message": tc.message}}, body, tc.path)
+	}
+	require.Contains(t, logs.String(), "hunter2", "internal detail is logged")
+	require.Contains(t, logs.String(), "kaboom")
+}
+
+func TestRetryAfterIsWholeSecondsAtLeastOne(t *testing.T) {
+	t.Parallel()
+	app := newApp(t, &bytes.Buffer{})
+	_, h, _ := do(t, app, httptest.NewRequest("GET", "/limited", nil))
+	require.Equal(t, "2", h.Get("Retry-After"))
+}
+
+func TestRequestIDOnResponseAndEveryLogLine(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	app := newApp(t, &logs)
+	req := httptest.NewRequest("GET", "/boom", nil)
+	req.Header.Set("X-Request-Id", "req-abc.123")
+	_, h, _ := do(t, app, req)
+	require.Equal(t, "req-abc.123", h.Get("X-Request-Id"))
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, "an error line and an access line")
+	for _, l := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+		require.Equal(t, "req-abc.123", rec["request_id"], l)
+	}
+
+	req = httptest.NewRequest("GET", "/invalid", nil)
+	req.Header.Set("X-Request-Id", "bad id with spaces")
+	_, h, _ = do(t, app, req)
+	require.Len(t, h.Get("X-Request-Id"), 36, "an unsafe id is replaced by a generated one")
+}
+
+func TestBodyOverTheLimitIs413OnARealServer(t *testing.T) {
+	t.Parallel()
+	app := newApp(t, &bytes.Buffer{})
+	ln, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, app, ln, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// A raw connection: the server answers 413 and closes while the client is
+	// still sending, which net/http's client reports as a write error.
+	for _, chunked := range []bool{false, true} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		header := fmt.Sprintf("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", web.MaxUploadBytes+1)
+		if chunked {
+			header = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+		}
+		_, err = conn.Write([]byte(header))
+		require.NoError(t, err)
+		go func() {
+			chunk := make([]byte, 64<<10)
+			for sent := 0; sent <= web.MaxUploadBytes; sent += len(chunk) {
+				if chunked {
+					if _, err := fmt.Fprintf(conn, "%x\r\n%s\r\n", len(chunk), chunk); err != nil {
+						return
+					}
+				} else if _, err := conn.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(res.Body)
+		conn.Close()
+		require.Equal(t, 413, res.StatusCode, "chunked=%v: %s", chunked, raw)
+	}
+}

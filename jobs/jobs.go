@@ -1,0 +1,97 @@
+// Package jobs defines appruntime's background job kinds: each job's
+// arguments are a struct with a stable Kind, built into an asynq task with
+// NewTask and read back with Decode. Payloads carry ids, not whole models.
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Args is a job's arguments. Kind is stored in Redis: it never changes.
+type Args interface {
+	Kind() string
+}
+
+// Queue classes (ARCHITECTURE.md, "Queues").
+const (
+	QueueLookup  = "lookup"
+	QueueExtract = "extract"
+	QueueScript  = "script"
+	QueueEvents  = "events"
+)
+
+// Deadlines per queue class.
+const (
+	LookupDeadline  = 60 * time.Second
+	ExtractDeadline = 9 * time.Minute
+	ScriptDeadline  = 900 * time.Second
+	EventsDeadline  = 2 * time.Minute
+)
+
+// Retention keeps a finished task's id in Redis so that re-enqueueing the same
+// outbox row after a crash is refused as a duplicate instead of run twice.
+const Retention = 7 * 24 * time.Hour
+
+// Queues are the queue names in use. Tests give each test its own names so
+// that tests sharing one Redis never take each other's jobs.
+type Queues struct {
+	Lookup, Extract, Script, Events string
+}
+
+// DefaultQueues are the production queue names.
+func DefaultQueues() Queues {
+	return Queues{Lookup: QueueLookup, Extract: QueueExtract, Script: QueueScript, Events: QueueEvents}
+}
+
+// PrefixedQueues returns queue names prefixed with p.
+func PrefixedQueues(p string) Queues {
+	return Queues{Lookup: p + QueueLookup, Extract: p + QueueExtract, Script: p + QueueScript, Events: p + QueueEvents}
+}
+
+// NewTask builds an asynq task of args' kind with a JSON payload.
+func NewTask(args Args, opts ...asynq.Option) (*asynq.Task, error) {
+	payload, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: marshal %s: %w", args.Kind(), err)
+	}
+	return asynq.NewTask(args.Kind(), payload, opts...), nil
+}
+
+// Decode reads a task's payload as T. A malformed payload can never succeed,
+// so the error is marked to skip retries.
+func Decode[T Args](t *asynq.Task) (T, error) {
+	var args T
+	if err := json.Unmarshal(t.Payload(), &args); err != nil {
+		return args, fmt.Errorf("jobs: decode %s: %v: %w", t.Type(), err, asynq.SkipRetry)
+	}
+	return args, nil
+}
+
+// ResumeEvent delivers a released await's resume event: the task runs again,
+// the feed records it and the agent is told. OutboxID is the idempotency key.
+type ResumeEvent struct {
+	OutboxID string `json:"outbox_id"`
+}
+
+// Kind implements Args.
+func (ResumeEvent) Kind() string { return "resume_event" }
+
+// WebhookDelivery posts one event to an agent's resume webhook, retried with backoff.
+type WebhookDelivery struct {
+	EventID string `json:"event_id"` // the outbox id of the resume event
+}
+
+// Kind implements Args.
+func (WebhookDelivery) Kind() string { return "webhook_delivery" }
+
+// Summary runs the key-detail summary pass of a parked artifact step.
+type Summary struct {
+	OutboxID string `json:"outbox_id"`
+}
+
+// Kind implements Args.
+func (Summary) Kind() string { return "summary" }

@@ -1,0 +1,180 @@
+package models
+
+import "time"
+
+// Task statuses.
+const (
+	TaskRunning         = "running"
+	TaskWaitingForInput = "waiting_for_input"
+	TaskCompleted       = "completed"
+	TaskFailed          = "failed"
+)
+
+// Task is one run of an agent; it can park (waiting_for_input) on an await.
+type Task struct {
+	ID             string `gorm:"primaryKey"`
+	WorkspaceID    string
+	AgentID        string
+	Title          string
+	Status         string
+	Priority       float64
+	ClaimedBy      *string
+	ClaimExpiresAt *time.Time
+	AssignedTo     *string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Step kinds and statuses.
+const (
+	StepAppTool    = "app_tool"
+	StepToolRun    = "tool_run"
+	StepAppToolRun = "app_tool_run"
+
+	StepRunning   = "running"
+	StepCompleted = "completed"
+	StepFailed    = "failed"
+)
+
+// Step is one tool call within a task; an app-tool step's output is the artifact.
+type Step struct {
+	ID               string `gorm:"primaryKey"`
+	TaskID           string
+	ParentStepID     *string
+	Kind             string
+	ConfiguredToolID *string
+	Status           string
+	Input            JSON
+	Output           JSON
+	Error            string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Await statuses and sources.
+const (
+	AwaitPending  = "pending"
+	AwaitResolved = "resolved"
+	AwaitAborted  = "aborted"
+
+	AwaitSourceAppTool = "app_tool"
+)
+
+// TaskAwait holds a task parked until something releases it exactly once.
+type TaskAwait struct {
+	ID             string `gorm:"primaryKey"`
+	TaskID         string
+	SourceType     string
+	CorrelationKey string
+	Status         string
+	Reason         string
+	CreatedAt      time.Time
+	ResolvedAt     *time.Time
+	ResolvedBy     string
+}
+
+// FeedEvent is one card of a task's feed. ID is a sequence, so it orders the
+// feed and serves as the cursor of the events endpoint.
+type FeedEvent struct {
+	ID        int64 `gorm:"primaryKey;autoIncrement"`
+	TaskID    string
+	StepID    *string
+	Type      string
+	Name      string
+	Payload   JSON
+	Actor     string
+	DedupeKey *string // set by idempotent writers (resume handler: the outbox id)
+	CreatedAt time.Time
+}
+
+// Feed event types.
+const (
+	FeedAgentAction   = "agent_action"
+	FeedAwaitResolved = "await_resolved"
+	FeedTaskResumed   = "task_resumed"
+	FeedArtifact      = "artifact"
+)
+
+// AgentKeyValue is one key detail of a task, filled by the summary pass.
+type AgentKeyValue struct {
+	ID        string `gorm:"primaryKey"`
+	TaskID    string
+	AgentID   string
+	Key       string
+	Value     JSON
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// File is a document attached to a task.
+type File struct {
+	ID          string `gorm:"primaryKey"`
+	TaskID      string
+	Name        string
+	ContentType string
+	Pages       int
+	Size        int64
+	StorageKey  string
+	CreatedAt   time.Time
+}
+
+// Translation is the cached translation of one page of a file.
+type Translation struct {
+	ID             string `gorm:"primaryKey"`
+	FileID         string
+	Page           int
+	TargetLanguage string
+	Granularity    string
+	Content        JSON
+	CreatedAt      time.Time
+}
+
+// UsageRecord is what a tool run billed.
+type UsageRecord struct {
+	ID        string `gorm:"primaryKey"`
+	TaskID    string
+	StepID    string
+	Tool      string
+	Units     float64
+	Rate      float64
+	CreatedAt time.Time
+}
+
+// AppSession is one minted session token (its id is the JWT's jti).
+type AppSession struct {
+	ID          string `gorm:"primaryKey"`
+	WorkspaceID string
+	TaskID      string
+	StepID      string
+	UserID      *string
+	ExpiresAt   time.Time
+	RevokedAt   *time.Time
+	CreatedAt   time.Time
+}
+
+// Outbox is something that must happen because a transaction committed; the
+// relay moves it to a queue with ID as the task id.
+type Outbox struct {
+	ID        string `gorm:"primaryKey"`
+	Kind      string
+	Payload   JSON
+	CreatedAt time.Time
+	SentAt    *time.Time
+}
+
+// TableName keeps the table name of the data model.
+func (Outbox) TableName() string { return "outbox" }
+
+// WebhookDelivery records one attempt to deliver an event to an agent's webhook.
+type WebhookDelivery struct {
+	ID         string `gorm:"primaryKey"`
+	EventID    string
+	AgentID    string
+	TaskID     string
+	URL        string
+	Attempt    int
+	StatusCode int
+	Error      string
+	DurationMS int64
+	CreatedAt  time.Time
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Makes PostgreSQL and Redis reachable on 127.0.0.1 for the tests and the
+# non-embedded modes: uses running servers; else starts installed ones; else
+# installs them with apt-get and starts them. Creates the test database.
+# Safe to run any number of times.
+set -euo pipefail
+
+PG_PORT=${PG_PORT:-5432}
+REDIS_PORT=${REDIS_PORT:-6379}
+TEST_DB=${TEST_DB:-test}
+
+log() { echo "services: $*" >&2; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() {
+  for _ in $(seq 1 60); do port_open "$1" && return 0; sleep 0.5; done
+  return 1
+}
+
+apt_install() {
+  log "installing $* with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+# psql as the postgres superuser: over TCP when trust auth allows it, else
+# through the local socket as the postgres OS user.
+pg_psql() {
+  if psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -Atqc 'select 1' >/dev/null 2>&1; then
+    psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -Atq "$@"
+  else
+    as_root runuser -u postgres -- psql -p "$PG_PORT" -d postgres -Atq "$@"
+  fi
+}
+
+start_postgres() {
+  local fresh=0
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    apt_install postgresql postgresql-client
+    fresh=1
+  fi
+  local version
+  version=$(ls /etc/postgresql | sort -V | tail -n1)
+  if [ "$fresh" -eq 1 ] || ! grep -q '^host all all 127.0.0.1/32 trust' "/etc/postgresql/$version/main/pg_hba.conf"; then
+    # Tests connect as postgres over loopback without a password, as CI's servers allow.
+    log "allowing trust auth on 127.0.0.1 for PostgreSQL $version"
+    as_root sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "/etc/postgresql/$version/main/pg_hba.conf"
+  fi
+  log "starting PostgreSQL $version"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  wait_port "$PG_PORT" || { log "PostgreSQL did not start on port $PG_PORT"; exit 1; }
+}
+
+start_redis() {
+  command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+  log "starting Redis"
+  as_root mkdir -p /var/lib/redis /var/log/redis
+  as_root redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/appruntime.log
+  wait_port "$REDIS_PORT" || { log "Redis did not start on port $REDIS_PORT"; exit 1; }
+}
+
+if port_open "$PG_PORT"; then log "PostgreSQL is up on $PG_PORT"; else start_postgres; fi
+command -v psql >/dev/null 2>&1 || apt_install postgresql-client
+if [ "$(pg_psql -c "select 1 from pg_database where datname = '$TEST_DB'")" != "1" ]; then
+  log "creating database $TEST_DB"
+  pg_psql -c "create database \"$TEST_DB\""
+fi
+
+if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_redis; fi
