@@ -7,34 +7,22 @@ import (
 	"sync"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/appruntime/appruntime/internal/config"
-	"github.com/appruntime/appruntime/internal/store"
-	"github.com/appruntime/appruntime/jobs"
+	"github.com/appruntime/appruntime/internal/platform"
 )
-
-// Deps is what the worker needs; cmd/appruntime builds it.
-type Deps struct {
-	Config *config.Config
-	Log    *slog.Logger
-	Store  *store.Store
-	Redis  *redis.Client
-	Queues jobs.Queues
-}
 
 // Worker is the running fleet member.
 type Worker struct {
-	d       Deps
+	p       *platform.Platform
 	servers []*asynq.Server
 	muxes   map[string]*asynq.ServeMux // by queue name
 	loops   []func(context.Context)    // background loops (relay, periodic jobs)
 }
 
 // New builds a worker with every handler registered.
-func New(d Deps) *Worker {
-	w := &Worker{d: d, muxes: map[string]*asynq.ServeMux{}}
-	for _, q := range []string{d.Queues.Lookup, d.Queues.Extract, d.Queues.Script, d.Queues.Events} {
+func New(p *platform.Platform) *Worker {
+	w := &Worker{p: p, muxes: map[string]*asynq.ServeMux{}}
+	for _, q := range []string{p.Queues.Lookup, p.Queues.Extract, p.Queues.Script, p.Queues.Events} {
 		w.muxes[q] = asynq.NewServeMux()
 	}
 	w.register()
@@ -48,17 +36,17 @@ func (w *Worker) register() {
 // Run processes jobs until ctx is done, then stops taking new jobs and waits
 // for running ones up to the configured shutdown timeout.
 func (w *Worker) Run(ctx context.Context) error {
-	logger := &asynqLogger{log: w.d.Log}
+	logger := &asynqLogger{log: w.p.Log}
 	for q, mux := range w.muxes {
-		srv := asynq.NewServerFromRedisClient(w.d.Redis, asynq.Config{
-			Concurrency:     w.d.Config.WorkerConcurrency,
+		srv := asynq.NewServerFromRedisClient(w.p.Redis, asynq.Config{
+			Concurrency:     w.p.Config.WorkerConcurrency,
 			Queues:          map[string]int{q: 1},
-			ShutdownTimeout: w.d.Config.ShutdownTimeout,
+			ShutdownTimeout: w.p.Config.ShutdownTimeout,
 			Logger:          logger,
 			LogLevel:        asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 				id, _ := asynq.GetTaskID(ctx)
-				w.d.Log.WarnContext(ctx, "job failed", "kind", t.Type(), "task_id", id, "error", err.Error())
+				w.p.Log.WarnContext(ctx, "job failed", "kind", t.Type(), "task_id", id, "error", err.Error())
 			}),
 		})
 		if err := srv.Start(mux); err != nil {
@@ -73,7 +61,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(loopCtx) }()
 	}
-	w.d.Log.Info("worker started", "queues", len(w.servers))
+	w.p.Log.Info("worker started", "queues", len(w.servers))
 	<-ctx.Done()
 	// Stop taking jobs everywhere first, then wait for running ones.
 	for _, srv := range w.servers {
@@ -82,7 +70,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	stopLoops()
 	w.shutdown()
 	wg.Wait()
-	w.d.Log.Info("worker stopped")
+	w.p.Log.Info("worker stopped")
 	return nil
 }
 

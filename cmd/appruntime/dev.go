@@ -20,7 +20,6 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/demo"
-	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/web"
@@ -79,7 +78,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err := applyDevDefaults(cfg, *dir, secrets); err != nil {
 		return err
 	}
-	log := logging.New(os.Stderr, cfg.LogLevel)
+	log := newLogger(cfg)
 
 	if cfg.RedisURL == "" {
 		embedded, err := rdb.StartEmbedded()
@@ -100,18 +99,17 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	_ = st.Close()
 
-	p, err := openPlatform(ctx, cfg)
+	p, closePlatform, err := openPlatform(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	p.log = log
+	defer closePlatform()
 
 	box, err := crypt.New(cfg.SecretsKey)
 	if err != nil {
 		return err
 	}
-	seeded, err := demo.Seed(ctx, p.store.DB, box, secrets.Secrets, filepath.Join(*dir, "demo-data.db"))
+	seeded, err := demo.Seed(ctx, p.Store.DB, box, secrets.Secrets, filepath.Join(*dir, "demo-data.db"))
 	if err != nil {
 		return err
 	}
@@ -125,7 +123,7 @@ func runDev(ctx context.Context, args []string) error {
 		_ = apiLn.Close()
 		return fmt.Errorf("console: %w (set CONSOLE_ADDR to use another port)", err)
 	}
-	consoleApp, err := console.New(p.consoleDeps())
+	consoleApp, err := console.New(p)
 	if err != nil {
 		return err
 	}
@@ -145,10 +143,10 @@ func runDev(ctx context.Context, args []string) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return ignoreClosed(web.Serve(gctx, api.New(p.apiDeps()), apiLn, cfg.ShutdownTimeout))
+		return ignoreClosed(web.Serve(gctx, api.New(p), apiLn, cfg.ShutdownTimeout))
 	})
 	g.Go(func() error { return ignoreClosed(web.Serve(gctx, consoleApp, consoleLn, cfg.ShutdownTimeout)) })
-	g.Go(func() error { return worker.New(p.workerDeps()).Run(gctx) })
+	g.Go(func() error { return worker.New(p).Run(gctx) })
 	err = g.Wait()
 	log.Info("dev: stopped")
 	return err

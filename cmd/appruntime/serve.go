@@ -9,6 +9,7 @@ import (
 	"github.com/appruntime/appruntime/api"
 	"github.com/appruntime/appruntime/console"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/worker"
@@ -19,12 +20,12 @@ func runAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := openPlatform(ctx, cfg)
+	p, closePlatform, err := openPlatform(ctx, cfg, newLogger(cfg))
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	return serveApp(ctx, p, "api", cfg.APIAddr, api.New(p.apiDeps()))
+	defer closePlatform()
+	return serveApp(ctx, p, "api", cfg.APIAddr, api.New(p))
 }
 
 func runConsole(ctx context.Context) error {
@@ -32,12 +33,12 @@ func runConsole(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := openPlatform(ctx, cfg)
+	p, closePlatform, err := openPlatform(ctx, cfg, newLogger(cfg))
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	app, err := console.New(p.consoleDeps())
+	defer closePlatform()
+	app, err := console.New(p)
 	if err != nil {
 		return err
 	}
@@ -49,12 +50,12 @@ func runWorker(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := openPlatform(ctx, cfg)
+	p, closePlatform, err := openPlatform(ctx, cfg, newLogger(cfg))
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	return worker.New(p.workerDeps()).Run(ctx)
+	defer closePlatform()
+	return worker.New(p).Run(ctx)
 }
 
 func runMigrate(ctx context.Context) error {
@@ -80,13 +81,13 @@ func runMigrate(ctx context.Context) error {
 }
 
 // serveApp listens on addr and serves app until ctx is done, then drains.
-func serveApp(ctx context.Context, p *platform, name, addr string, app *fiber.App) error {
+func serveApp(ctx context.Context, p *platform.Platform, name, addr string, app *fiber.App) error {
 	ln, err := web.Listen(addr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	p.log.Info(name+" listening", "addr", ln.Addr().String())
-	err = web.Serve(ctx, app, ln, p.cfg.ShutdownTimeout)
-	p.log.Info(name + " stopped")
+	p.Log.Info(name+" listening", "addr", ln.Addr().String())
+	err = web.Serve(ctx, app, ln, p.Config.ShutdownTimeout)
+	p.Log.Info(name + " stopped")
 	return ignoreClosed(err)
 }

@@ -1,0 +1,33 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/auth"
+)
+
+const principalKey = "principal"
+
+// requireToken admits requests bearing a valid API token of scope and makes
+// its principal available to handlers through principalOf.
+func (s *server) requireToken(scope string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		token, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
+		if !ok {
+			return apperr.Unauthenticatedf("a valid %s token is required", scope)
+		}
+		p, err := auth.Verify(c.UserContext(), s.Store.DB, token, scope)
+		if err != nil {
+			return err
+		}
+		c.Locals(principalKey, p)
+		return c.Next()
+	}
+}
+
+// principalOf returns the principal requireToken admitted.
+func principalOf(c *fiber.Ctx) auth.Principal {
+	p, _ := c.Locals(principalKey).(auth.Principal)
+	return p
+}

@@ -1,0 +1,82 @@
+package testkit
+
+import (
+	"context"
+	"encoding/base64"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/models"
+)
+
+// TestKey is a 32-byte key for tests' SECRETS_KEY, SESSION_KEYS and CONSOLE_SESSION_KEY.
+var TestKey = []byte("appruntime-test-key-0123456789ab")
+
+// TestKeyBase64 is TestKey as the environment carries it.
+var TestKeyBase64 = base64.StdEncoding.EncodeToString(TestKey)
+
+// Config returns a configuration for tests: every key set, loopback allowed
+// outbound, listen addresses on free loopback ports chosen by the caller.
+func Config(databaseURL, redisURL string) *config.Config {
+	return &config.Config{
+		DatabaseURL:       databaseURL,
+		RedisURL:          redisURL,
+		APIAddr:           "127.0.0.1:0",
+		ConsoleAddr:       "127.0.0.1:0",
+		PublicAPIURL:      "http://127.0.0.1",
+		ConsoleURL:        "http://127.0.0.1",
+		BundleBaseURL:     "http://127.0.0.1/bundles",
+		SessionKeys:       []config.Key{{ID: "test", Secret: TestKey}},
+		SessionIssuer:     "appruntime",
+		SecretsKey:        TestKey,
+		ConsoleKey:        TestKey,
+		WorkerConcurrency: 4,
+		LookupConcurrency: 64,
+		LookupWait:        250_000_000,
+		ShutdownTimeout:   5_000_000_000,
+	}
+}
+
+// Tenant is a workspace with an admin (who holds the host token), an agent
+// and a token of each scope.
+type Tenant struct {
+	Workspace  models.Workspace
+	Admin      models.User
+	Agent      models.Agent
+	HostToken  string
+	AgentToken string
+	AdminToken string
+}
+
+// NewTenant creates a tenant in db.
+func NewTenant(t testing.TB, db *gorm.DB) Tenant {
+	t.Helper()
+	ctx := context.Background()
+	ws := models.Workspace{ID: models.NewID(), Name: "ws-" + randomHex(3)}
+	must(t, db.Create(&ws).Error)
+	hash, err := auth.HashPassword("correct horse battery")
+	must(t, err)
+	admin := models.User{ID: models.NewID(), WorkspaceID: ws.ID, Email: "admin-" + randomHex(4) + "@example.test",
+		Name: "Admin", Role: models.RoleAdmin, PasswordHash: hash}
+	must(t, db.Create(&admin).Error)
+	agent := models.Agent{ID: models.NewID(), WorkspaceID: ws.ID, Name: "agent-" + randomHex(3)}
+	must(t, db.Create(&agent).Error)
+	tn := Tenant{Workspace: ws, Admin: admin, Agent: agent}
+	_, tn.HostToken, err = auth.IssueToken(ctx, db, ws.ID, models.ScopeHost, "host", &admin.ID, nil)
+	must(t, err)
+	_, tn.AgentToken, err = auth.IssueToken(ctx, db, ws.ID, models.ScopeAgent, "agent", nil, &agent.ID)
+	must(t, err)
+	_, tn.AdminToken, err = auth.IssueToken(ctx, db, ws.ID, models.ScopeAdmin, "admin", nil, nil)
+	must(t, err)
+	return tn
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+}
