@@ -153,3 +153,11 @@ func CheckPassword(ctx context.Context, db *gorm.DB, email, password string) (mo
 	}
 	return u, nil
 }
+
+// Actor names the principal in audit entries and feed rows.
+func (p Principal) Actor() string {
+	if p.UserID != "" {
+		return "user:" + p.UserID
+	}
+	return "token:" + p.TokenID
+}
