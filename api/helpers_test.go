@@ -72,7 +72,10 @@ func newTestAPIOn(t *testing.T, st *store.Store, rd testkit.RedisEnv, opts ...ap
 
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(bytes.TrimSpace(p))); return len(p), nil }
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimSpace(p)))
+	return len(p), nil
+}
 
 // response is a decoded reply.
 type response struct {

@@ -28,4 +28,16 @@ func New(p *platform.Platform) *fiber.App {
 // routes mounts every route. The runtime verbs, host, agent and admin
 // endpoints each live in their own file.
 func (s *server) routes(app *fiber.App) {
+	s.runtimeRoutes(app)
+	s.mountSessions(app)
+	s.mountAgentEvents(app)
+	s.adminBindingRoutes(app)
+	s.adminWorkspaceRoutes(app)
+	s.adminAgentRoutes(app)
+	s.adminIntegrationRoutes(app)
+	s.adminUserRoutes(app)
+	s.adminTokenRoutes(app)
+	s.adminConfiguredToolRoutes(app)
+	s.bundleRoutes(app)
+	s.agentTaskRoutes(app)
 }

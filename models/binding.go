@@ -29,6 +29,7 @@ type BindingVersion struct {
 	AllowedOperations JSON
 	Diff              JSON
 	SavedBy           string
+	RestoredFrom      *int // the version whose content this save restored; nil for an edit
 	CreatedAt         time.Time
 }
 

@@ -31,6 +31,7 @@ func New(p *platform.Platform) *Worker {
 
 // register mounts the job handlers and background loops.
 func (w *Worker) register() {
+	w.registerEvents()
 }
 
 // Run processes jobs until ctx is done, then stops taking new jobs and waits
@@ -42,6 +43,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			Concurrency:     w.p.Config.WorkerConcurrency,
 			Queues:          map[string]int{q: 1},
 			ShutdownTimeout: w.p.Config.ShutdownTimeout,
+			RetryDelayFunc:  retryDelay,
 			Logger:          logger,
 			LogLevel:        asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {

@@ -104,6 +104,8 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closePlatform()
+	// The demo's data source is a SQLite file even when DATABASE_URL is Postgres.
+	p.DataSources.EnableSQLite()
 
 	box, err := crypt.New(cfg.SecretsKey)
 	if err != nil {

@@ -9,8 +9,24 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/llm"
+	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -30,14 +46,137 @@ type Options struct {
 type Platform struct {
 	Options
 
+	// Bindings saves bindings (validated, versioned, audited) and serves the
+	// runtime's cached Lookup, kept fresh across replicas through Redis.
+	Bindings *binding.Service
+	// Sessions mints, verifies and revokes the bundles' session tokens.
+	Sessions *session.Issuer
+	// Artifacts mints a session for an app-tool step with its live descriptor.
+	Artifacts *artifact.Minter
+	// ServedCapabilities names the capabilities this deployment implements;
+	// a mint advertises only those (served ∩ granted). A capability's
+	// implementation sets its entry when it is built here.
+	ServedCapabilities map[string]bool
+	// Relay moves committed outbox rows to the events queue (the worker runs it).
+	Relay *outbox.Relay
+	// Resumes carries out resume events: the task runs again, the feed
+	// records it, the agent's webhook is told (the worker's events handlers).
+	Resumes *review.Resumer
+	// Secrets seals and opens secrets at rest (Config.SecretsKey); nil when
+	// the process has no key (migrate).
+	Secrets *crypt.Box
+	// Storage keeps bundle and file bytes (the database's blobs table, so
+	// every replica sees them without a shared disk).
+	Storage storage.Store
+	// Bundles uploads bundle versions and serves them at BUNDLE_BASE_URL.
+	Bundles *bundle.Service
+	// Admin administers workspaces, agents, integrations, users and tokens.
+	Admin *admin.Service
+	// Tools saves configured tools.
+	Tools *toolconfig.Service
+	// LLM is the chat-completions client of the summary pass; nil when
+	// LLM_BASE_URL is not set.
+	LLM *llm.Client
+	// Tasks creates agent tasks and app-tool steps and runs the summary pass.
+	Tasks *task.Service
+	// DataSources holds a pool per data-source integration (the customer's
+	// tables a postgres binding reads and writes).
+	DataSources *datasource.Registry
+	// Limiter is the per-surface rate limit (5/s, burst 20), shared by every
+	// replica through Redis; tests raise it with SetRate.
+	Limiter *limit.Limiter
+	// ExtractionSlots admits at most two structured_data_extraction runs per
+	// surface across replicas.
+	ExtractionSlots *limit.Semaphore
+	// Bulkhead bounds this process's concurrent lookups (Config.LookupConcurrency,
+	// waiting up to Config.LookupWait).
+	Bulkhead *limit.Bulkhead
+	// Runtime runs the verbs bundles call (/read, /write, /action, /run, /capability).
+	Runtime *runtime.Service
+
 	closers []func()
 }
 
 // New builds every service. Services with background work (cache
 // invalidation subscribers, pools) stop when Close is called.
 func New(ctx context.Context, o Options) (*Platform, error) {
-	p := &Platform{Options: o}
+	p := &Platform{Options: o, ServedCapabilities: map[string]bool{}}
+	var err error
+	p.Bindings, err = binding.NewService(ctx, binding.ServiceOptions{
+		Store: o.Store, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Log: o.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.onClose(p.Bindings.Close)
+	p.Sessions, err = session.NewIssuer(session.IssuerOptions{
+		Store: o.Store, Redis: o.Redis, KeyPrefix: o.KeyPrefix,
+		Keys: o.Config.SessionKeys, Issuer: o.Config.SessionIssuer,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Artifacts = &artifact.Minter{
+		Store: o.Store, Sessions: p.Sessions,
+		BundleBaseURL: o.Config.BundleBaseURL,
+		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
+		ServedFunc:    func(name string) bool { return p.ServedCapabilities[name] },
+	}
+	if err := p.buildAdmin(); err != nil {
+		return nil, err
+	}
+	p.Relay = outbox.NewRelay(o.Store, o.Redis, o.KeyPrefix, o.Queues.Events, o.Log)
+	p.Resumes = review.NewResumer(review.ResumerOptions{
+		Store: o.Store, Redis: o.Redis, Queue: o.Queues.Events, Secrets: p.Secrets,
+		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
+	})
+	p.buildDataAndLimits()
+	p.Runtime = &runtime.Service{
+		Store: o.Store, Bindings: p.Bindings, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
+		Served:       func(name string) bool { return p.ServedCapabilities[name] },
+		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
+		Log:          o.Log,
+	}
 	return p, nil
+}
+
+// buildDataAndLimits builds the data-source pools and the limits the runtime
+// verbs apply. SQLite data sources are served where the platform itself runs
+// on SQLite (the dev mode), the same rule the admin API applies to creating them.
+func (p *Platform) buildDataAndLimits() {
+	o := p.Options
+	p.DataSources = datasource.NewRegistry(p.Secrets, datasource.Options{})
+	if o.Store.Dialect == config.SQLite {
+		p.DataSources.EnableSQLite()
+	}
+	p.onClose(p.DataSources.Close)
+	p.Limiter = limit.NewLimiter(o.Redis, o.KeyPrefix)
+	p.ExtractionSlots = limit.NewSemaphore(o.Redis, o.KeyPrefix, "extract", limit.ExtractionSlotsPerSurface, limit.ExtractionHold)
+	p.Bulkhead = limit.NewBulkhead(o.Config.LookupConcurrency, o.Config.LookupWait)
+}
+
+// buildAdmin builds storage, bundles, the admin services and the agent task API.
+func (p *Platform) buildAdmin() error {
+	o := p.Options
+	if len(o.Config.SecretsKey) > 0 {
+		box, err := crypt.New(o.Config.SecretsKey)
+		if err != nil {
+			return err
+		}
+		p.Secrets = box
+	}
+	p.Storage = storage.NewDatabase(o.Store.DB)
+	p.Bundles = bundle.NewService(bundle.Options{
+		Store: o.Store, Blobs: p.Storage, Log: o.Log,
+		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL,
+	})
+	p.Admin = admin.NewService(admin.Options{
+		Store: o.Store, Secrets: p.Secrets, AllowSQLiteIntegrations: o.Store.Dialect == config.SQLite,
+	})
+	p.Tools = toolconfig.NewService(o.Store)
+	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)
+	p.Tasks = task.NewService(task.Options{Store: o.Store, Log: o.Log, BundleBaseURL: o.Config.BundleBaseURL, LLM: p.LLM})
+	return nil
 }
 
 // onClose registers fn to run at Close, in reverse order of registration.

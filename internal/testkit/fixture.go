@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/base64"
+	"net/netip"
 	"testing"
 
 	"gorm.io/gorm"
@@ -37,6 +38,7 @@ func Config(databaseURL, redisURL string) *config.Config {
 		LookupConcurrency: 64,
 		LookupWait:        250_000_000,
 		ShutdownTimeout:   5_000_000_000,
+		OutboundAllow:     []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}
 }
 

@@ -109,6 +109,10 @@ func SchemaURL(t testing.TB) string {
 	return urlWithSchema(DatabaseURL(), schemaOf(st))
 }
 
+// URLOf returns the DATABASE_URL of a store made by Schema, so that another
+// pool (a data source, a child process) can open the same schema.
+func URLOf(st *store.Store) string { return urlWithSchema(DatabaseURL(), schemaOf(st)) }
+
 var schemaNames sync.Map // *store.Store → schema name
 
 func schemaOf(st *store.Store) string {

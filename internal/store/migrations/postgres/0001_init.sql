@@ -81,6 +81,7 @@ CREATE TABLE binding_versions (
     allowed_operations jsonb NOT NULL,
     diff               jsonb,
     saved_by           text NOT NULL,
+    restored_from      integer,
     created_at         timestamptz NOT NULL,
     UNIQUE (binding_id, version)
 );

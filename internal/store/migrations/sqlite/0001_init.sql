@@ -81,6 +81,7 @@ CREATE TABLE binding_versions (
     allowed_operations JSON NOT NULL,
     diff               JSON,
     saved_by           TEXT NOT NULL,
+    restored_from      INTEGER,
     created_at         DATETIME NOT NULL,
     UNIQUE (binding_id, version)
 );

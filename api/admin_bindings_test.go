@@ -1,0 +1,631 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+// bindingFixture is a tenant with the integrations and configured tools a
+// binding may name, plus another workspace's, created directly in the store.
+type bindingFixture struct {
+	tn      testkit.Tenant
+	pg      models.Integration // postgres data source of the tenant
+	rest    models.Integration // REST upstream of the tenant
+	foreign models.Integration // another workspace's postgres data source
+}
+
+func newBindingFixture(t *testing.T, a *testAPI) bindingFixture {
+	t.Helper()
+	db := a.Store.DB
+	tn := testkit.NewTenant(t, db)
+	other := testkit.NewTenant(t, db)
+	f := bindingFixture{
+		tn:      tn,
+		pg:      models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "orders db", Kind: "postgres"},
+		rest:    models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "crm", Kind: "rest", BaseURL: "https://crm.example.com"},
+		foreign: models.Integration{ID: models.NewID(), WorkspaceID: other.Workspace.ID, Name: "their db", Kind: "postgres"},
+	}
+	for _, in := range []*models.Integration{&f.pg, &f.rest, &f.foreign} {
+		require.NoError(t, db.Create(in).Error)
+	}
+	second := models.Agent{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "second agent"}
+	require.NoError(t, db.Create(&second).Error)
+	for _, ct := range []models.ConfiguredTool{
+		{DisplayName: "CSV lookup", BaseTool: models.BaseCSVLookup, AgentID: tn.Agent.ID},
+		{DisplayName: "Query orders", BaseTool: models.BasePostgresQuery, AgentID: tn.Agent.ID},
+		{DisplayName: "Query ledger", BaseTool: models.BaseMSSQLQuery, AgentID: tn.Agent.ID},
+		{DisplayName: "Parse again", BaseTool: models.BaseExtraction, AgentID: tn.Agent.ID},
+		{DisplayName: "Invoice review", BaseTool: models.BaseAppTool, AgentID: tn.Agent.ID},
+		{DisplayName: "Revalidate PO", BaseTool: models.BasePythonCode, AgentID: tn.Agent.ID},
+		// The same display name on two agents: both must pass.
+		{DisplayName: "Find vendor", BaseTool: models.BasePythonCode, AgentID: tn.Agent.ID},
+		{DisplayName: "Find vendor", BaseTool: models.BaseCSVLookup, AgentID: second.ID},
+		{DisplayName: "Foreign tool", BaseTool: models.BasePythonCode, AgentID: other.Agent.ID, WorkspaceID: other.Workspace.ID},
+	} {
+		ct.ID = models.NewID()
+		if ct.WorkspaceID == "" {
+			ct.WorkspaceID = tn.Workspace.ID
+		}
+		require.NoError(t, db.Create(&ct).Error)
+	}
+	return f
+}
+
+// bindingBody builds a request body; "-" leaves a field out, and $PG, $REST,
+// $FOREIGN and $NOSUCH in ops stand for integration ids.
+func (f bindingFixture) bindingBody(name, kind, integration, ops string) map[string]any {
+	r := strings.NewReplacer("$PG", f.pg.ID, "$REST", f.rest.ID, "$FOREIGN", f.foreign.ID, "$NOSUCH", noSuchIntegration)
+	body := map[string]any{}
+	if name != "-" {
+		body["name"] = name
+	}
+	if kind != "-" {
+		body["binding_kind"] = kind
+	}
+	if integration != "-" {
+		body["integration_id"] = r.Replace(integration)
+	}
+	if ops != "-" {
+		body["allowed_operations"] = json.RawMessage(r.Replace(ops))
+	}
+	return body
+}
+
+const noSuchIntegration = "01890000-0000-7000-8000-000000000000"
+
+const (
+	readOp  = `{"op":"list","table":"lines","columns":["id","sku","qty"]}`
+	writeOp = `{"op":"save_line","table":"lines","mode":"update","key_columns":["id"],"columns":["qty"]}`
+)
+
+// call builds an http_calls document around one call.
+func oneCall(call string) string { return `{"http_calls":[` + call + `]}` }
+
+// oneTool builds a tools document around one tool op.
+func oneTool(tool string) string { return `{"tools":[` + tool + `]}` }
+
+func TestAdminBindingRefusals(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	f := newBindingFixture(t, a)
+	const namespace = "; op names are one namespace across reads, writes, http_calls and tools"
+	const hostRule = " lets a placeholder choose the whole host or its domain; a placeholder may fill one DNS label followed by a literal domain (https://{{tenant}}.example.com/...)"
+	const badPlaceholder = ": write {{name}} with letters, digits and _ (not starting with a digit, no spaces)"
+	cases := []struct {
+		label, name, kind, integration, ops string
+		want                                string
+	}{
+		// The binding itself.
+		{"kind other", "b", "mysql", "$PG", `{}`, `binding_kind "mysql" is not supported: use postgres or rest`},
+		{"kind absent", "b", "-", "$PG", `{}`, `binding_kind is required: postgres or rest`},
+		{"name absent", "-", "postgres", "$PG", `{}`, `name is required`},
+		{"name blank", "  ", "postgres", "$PG", `{}`, `name is required`},
+		{"ops absent", "b", "postgres", "$PG", "-", `allowed_operations is required: an object such as {"reads": [...], "writes": [...]}`},
+		{"ops array", "b", "postgres", "$PG", `[]`, `allowed_operations must be a JSON object`},
+		{"ops unknown section", "b", "postgres", "$PG", `{"reads":[],"filters":[]}`,
+			`allowed_operations: unknown field "filters" (known: reads, writes, actions, http_calls, tools, capabilities)`},
+		{"entry unknown field", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"colums":["b"]}]}`,
+			`reads[0] "list": unknown field "colums"`},
+		{"entry field type", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"limit":"10"}]}`,
+			`reads[0] "list": limit must be a number, not string`},
+		{"section not array", "b", "postgres", "$PG", `{"reads":{}}`, `reads must be an array of objects`},
+		{"entry not object", "b", "postgres", "$PG", `{"writes":["x"]}`, `writes[0] must be an object`},
+
+		// Integrations.
+		{"postgres without integration", "b", "postgres", "-", `{}`,
+			`integration_id is required: a postgres binding reads and writes through a postgres (or dev-only sqlite) data-source integration`},
+		{"integration of another workspace", "b", "postgres", "$FOREIGN", `{}`,
+			`integration_id "` + f.foreign.ID + `" is not an integration of this workspace`},
+		{"integration unknown", "b", "rest", "$NOSUCH", `{}`,
+			`integration_id "` + noSuchIntegration + `" is not an integration of this workspace`},
+		{"integration not an id", "b", "rest", "crm", `{}`, `integration_id "crm" is not an integration of this workspace`},
+		{"postgres over a rest integration", "b", "postgres", "$REST", `{}`,
+			`integration_id "` + f.rest.ID + `" is a rest integration; a postgres binding needs a postgres (or dev-only sqlite) data source`},
+		{"rest binding with reads", "b", "rest", "-", `{"reads":[` + readOp + `]}`,
+			`reads[0] "list": reads need a postgres binding; a rest binding reaches its data through http_calls`},
+		{"rest binding with writes", "b", "rest", "$REST", `{"writes":[` + writeOp + `]}`,
+			`writes[0] "save_line": writes need a postgres binding; a rest binding reaches its data through http_calls`},
+
+		// One namespace of ops.
+		{"read and write share a name", "b", "postgres", "$PG",
+			`{"reads":[` + readOp + `],"writes":[{"op":"list","table":"t","mode":"insert","columns":["a"]}]}`,
+			`writes[0] "list": op name "list" is already declared by reads[0] "list"` + namespace},
+		{"two reads share a name", "b", "postgres", "$PG", `{"reads":[` + readOp + `,` + readOp + `]}`,
+			`reads[1] "list": op name "list" is already declared by reads[0] "list"` + namespace},
+		{"http_call and tool share a name", "b", "rest", "-",
+			`{"http_calls":[{"op":"lookup","method":"GET","url":"https://crm.example.com/a"}],"tools":[{"op":"lookup","tool":"translate_text"}]}`,
+			`tools[0] "lookup": op name "lookup" is already declared by http_calls[0] "lookup"` + namespace},
+		{"write and http_call share a name", "b", "postgres", "$PG",
+			`{"writes":[` + writeOp + `],"http_calls":[{"op":"save_line","method":"POST","url":"https://crm.example.com/a"}]}`,
+			`http_calls[0] "save_line": op name "save_line" is already declared by writes[0] "save_line"` + namespace},
+		{"op absent", "b", "postgres", "$PG", `{"reads":[{"table":"t","columns":["a"]}]}`, `reads[0]: op is required`},
+		{"op not a name", "b", "postgres", "$PG", `{"reads":[{"op":"list rows","table":"t","columns":["a"]}]}`,
+			`reads[0] "list rows": op "list rows" must be at most 100 letters, digits, _, . or -, starting with a letter or _`},
+
+		// Actions.
+		{"action declared twice", "b", "postgres", "$PG",
+			`{"writes":[` + writeOp + `],"actions":[{"name":"approve","writes":["save_line"]},{"name":"approve","resolves_await":true}]}`,
+			`actions[1] "approve": action name "approve" is already declared by actions[0] "approve"`},
+		{"action names unknown write", "b", "postgres", "$PG",
+			`{"writes":[` + writeOp + `],"actions":[{"name":"approve","writes":["save_line","save_header"]}]}`,
+			`actions[0] "approve": names unknown write "save_header"`},
+		{"action names a read as a write", "b", "postgres", "$PG",
+			`{"reads":[` + readOp + `],"actions":[{"name":"approve","writes":["list"]}]}`,
+			`actions[0] "approve": names unknown write "list"`},
+		{"action names unknown http_call", "b", "postgres", "$PG",
+			`{"writes":[` + writeOp + `],"actions":[{"name":"approve","writes":["save_line"],"http_calls":["export"]}]}`,
+			`actions[0] "approve": names unknown http_call "export"`},
+		{"action with nothing to do", "b", "postgres", "$PG", `{"actions":[{"name":"noop","feed_event":"nothing"}]}`,
+			`actions[0] "noop": the action has nothing to do: name writes or http_calls, or set resolves_await`},
+		{"action names a write twice", "b", "postgres", "$PG",
+			`{"writes":[` + writeOp + `],"actions":[{"name":"approve","writes":["save_line","save_line"]}]}`,
+			`actions[0] "approve": names write "save_line" twice`},
+		{"action without name", "b", "postgres", "$PG", `{"actions":[{"resolves_await":true}]}`, `actions[0]: name is required`},
+		{"action feed_event not a name", "b", "postgres", "$PG", `{"actions":[{"name":"approve","resolves_await":true,"feed_event":"all done!"}]}`,
+			`actions[0] "approve": feed_event "all done!" must be at most 100 letters, digits, _, . or -, starting with a letter or _`},
+
+		// Capabilities.
+		{"unknown capability", "b", "postgres", "$PG", `{"capabilities":["list_files","teleport"]}`,
+			`capabilities[1] "teleport": unknown capability (known: file_preview, list_files, split_document, get_translation, document_selection, next_review_task, abort_review_task)`},
+		{"capability twice", "b", "postgres", "$PG", `{"capabilities":["document_selection","document_selection"]}`,
+			`capabilities[1] "document_selection": capability is listed twice`},
+		{"capabilities not names", "b", "postgres", "$PG", `{"capabilities":[{"name":"list_files"}]}`,
+			`capabilities must be an array of capability names`},
+
+		// http_calls: URL and host placeholders (ARCHITECTURE.md, decision 1).
+		{"url absent", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET"}`), `http_calls[0] "lookup": url is required`},
+		{"url relative", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"/accounts"}`),
+			`http_calls[0] "lookup": url "/accounts" must be an absolute http or https URL`},
+		{"url not http", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"ftp://files.example.com/a"}`),
+			`http_calls[0] "lookup": url "ftp://files.example.com/a" must be an absolute http or https URL`},
+		{"url without host", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https:///a"}`),
+			`http_calls[0] "lookup": url "https:///a" has no host`},
+		{"placeholder is the whole host", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://{{host}}/a"}`),
+			`http_calls[0] "lookup": url "https://{{host}}/a"` + hostRule},
+		{"placeholder picks the domain", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://{{tenant}}.com/a"}`),
+			`http_calls[0] "lookup": url "https://{{tenant}}.com/a"` + hostRule},
+		{"placeholder in part of a label", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api-{{tenant}}.example.com/a"}`),
+			`http_calls[0] "lookup": url "https://api-{{tenant}}.example.com/a" has a placeholder in part of a host label; a placeholder must be one whole DNS label (https://{{tenant}}.example.com/...)`},
+		{"two placeholder labels", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://{{a}}.{{b}}.example.com/x"}`),
+			`http_calls[0] "lookup": url "https://{{a}}.{{b}}.example.com/x" has more than one placeholder in the host; at most one DNS label may be a placeholder`},
+		{"placeholder in the port", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com:{{port}}/a"}`),
+			`http_calls[0] "lookup": url "https://api.example.com:{{port}}/a" has a placeholder in the port; the port is literal`},
+		{"placeholder in userinfo", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://{{user}}@api.example.com/a"}`),
+			`http_calls[0] "lookup": url "https://{{user}}@api.example.com/a" carries userinfo; credentials belong in the integration, and a placeholder may not sit there`},
+		{"malformed placeholder in path", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a/{{ id }}"}`),
+			`http_calls[0] "lookup": url: malformed placeholder "{{ id }}"` + badPlaceholder},
+		{"placeholder starting with a digit", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a?q={{1st}}"}`),
+			`http_calls[0] "lookup": url: malformed placeholder "{{1st}}"` + badPlaceholder},
+		{"unclosed placeholder", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a/{{id"}`),
+			`http_calls[0] "lookup": url: placeholder "{{id" is not closed with }}`},
+		{"method unknown", "b", "rest", "-", oneCall(`{"op":"lookup","method":"FETCH","url":"https://api.example.com/a"}`),
+			`http_calls[0] "lookup": method "FETCH" is not one of GET, POST, PUT, PATCH, DELETE`},
+		{"method absent", "b", "rest", "-", oneCall(`{"op":"lookup","url":"https://api.example.com/a"}`),
+			`http_calls[0] "lookup": method "" is not one of GET, POST, PUT, PATCH, DELETE`},
+
+		// http_calls: auth, integration, headers and body.
+		{"auth kind unknown", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","integration_id":"$REST","auth":{"kind":"basic"}}`),
+			`http_calls[0] "lookup": auth.kind "basic" is not one of none, bearer, oauth2_password, client_credentials`},
+		{"client_credentials without token_url", "b", "rest", "-",
+			oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","integration_id":"$REST","auth":{"kind":"client_credentials"}}`),
+			`http_calls[0] "lookup": auth.token_url is required for auth.kind client_credentials`},
+		{"oauth2_password token_url relative", "b", "rest", "-",
+			oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","integration_id":"$REST","auth":{"kind":"oauth2_password","token_url":"/token"}}`),
+			`http_calls[0] "lookup": auth.token_url "/token" must be an absolute http or https URL`},
+		{"token_url with a placeholder", "b", "rest", "-",
+			oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","integration_id":"$REST","auth":{"kind":"client_credentials","token_url":"https://{{tenant}}.login.example.com/token"}}`),
+			`http_calls[0] "lookup": auth.token_url "https://{{tenant}}.login.example.com/token" may not hold placeholders`},
+		{"bearer without integration", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","auth":{"kind":"bearer"}}`),
+			`http_calls[0] "lookup": auth.kind bearer reads its secrets from an integration: integration_id is required`},
+		{"http_call integration of another workspace", "b", "rest", "-",
+			oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","integration_id":"$FOREIGN"}`),
+			`http_calls[0] "lookup": integration_id "` + f.foreign.ID + `" is not an integration of this workspace`},
+		{"http_call integration unknown", "b", "postgres", "$PG",
+			oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","integration_id":"$NOSUCH"}`),
+			`http_calls[0] "lookup": integration_id "` + noSuchIntegration + `" is not an integration of this workspace`},
+		{"Host header", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","headers":{"Host":"evil.example.com"}}`),
+			`http_calls[0] "lookup": headers: Host may not be set; the url names the host`},
+		{"header name with a placeholder", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","headers":{"X-{{h}}":"1"}}`),
+			`http_calls[0] "lookup": headers: "X-{{h}}" is not a valid header name (placeholders are allowed in values only)`},
+		{"malformed placeholder in a header", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","headers":{"X-Account":"{{account-id}}"}}`),
+			`http_calls[0] "lookup": headers "X-Account": malformed placeholder "{{account-id}}"` + badPlaceholder},
+		{"malformed placeholder in the query", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"https://api.example.com/a","query":{"q":"{{}}"}}`),
+			`http_calls[0] "lookup": query "q": malformed placeholder "{{}}"` + badPlaceholder},
+		{"malformed placeholder in the body", "b", "rest", "-",
+			oneCall(`{"op":"lookup","method":"POST","url":"https://api.example.com/a","body_template":{"customer":{"name":"{{ name}}"}}}`),
+			`http_calls[0] "lookup": body_template.customer.name: malformed placeholder "{{ name}}"` + badPlaceholder},
+
+		// Tools.
+		{"tool op absent", "b", "rest", "-", oneTool(`{"tool":"translate_text"}`), `tools[0]: op is required`},
+		{"tool absent", "b", "rest", "-", oneTool(`{"op":"t"}`), `tools[0] "t": tool is required: translate_text or a configured tool's display name`},
+		{"tool unknown", "b", "rest", "-", oneTool(`{"op":"t","tool":"Nope"}`),
+			`tools[0] "t": unknown tool "Nope": name translate_text or the display name of a configured tool in this workspace`},
+		{"tool of another workspace", "b", "rest", "-", oneTool(`{"op":"t","tool":"Foreign tool"}`),
+			`tools[0] "t": unknown tool "Foreign tool": name translate_text or the display name of a configured tool in this workspace`},
+		{"base tool that needs configuring", "b", "rest", "-", oneTool(`{"op":"t","tool":"python_code_tool"}`),
+			`tools[0] "t": tool "python_code_tool" needs configuring; name the display name of a configured python_code_tool (only translate_text is named directly)`},
+		{"csv op lists file_name", "b", "rest", "-", oneTool(`{"op":"t","tool":"CSV lookup","params":["match_criteria","file_name"]}`),
+			`tools[0] "t": params may not list "file_name": the csv_lookup_tool tool "CSV lookup" binds it`},
+		{"postgres query op lists query", "b", "rest", "-", oneTool(`{"op":"t","tool":"Query orders","params":["query"]}`),
+			`tools[0] "t": params may not list "query": the postgres_execute_query tool "Query orders" binds it`},
+		{"mssql query op lists query", "b", "rest", "-", oneTool(`{"op":"t","tool":"Query ledger","params":["query","limit"]}`),
+			`tools[0] "t": params may not list "query": the mssql_execute_query tool "Query ledger" binds it`},
+		{"extraction op lists instructions", "b", "rest", "-", oneTool(`{"op":"t","tool":"Parse again","params":["file_url","instructions"]}`),
+			`tools[0] "t": params may list only file_url and sheets for structured_data_extraction tool "Parse again", not "instructions"; the rest comes from the configured tool`},
+		{"app tool cannot run", "b", "rest", "-", oneTool(`{"op":"t","tool":"Invoice review"}`),
+			`tools[0] "t": configured tool "Invoice review" is an app_tool, which cannot be run from a bundle`},
+		{"every tool of a shared display name is checked", "b", "rest", "-", oneTool(`{"op":"t","tool":"Find vendor","params":["file_name"]}`),
+			`tools[0] "t": params may not list "file_name": the csv_lookup_tool tool "Find vendor" binds it`},
+		{"tool param twice", "b", "rest", "-", oneTool(`{"op":"t","tool":"translate_text","params":["texts","texts"]}`),
+			`tools[0] "t": params: "texts" is listed twice`},
+
+		// Reads.
+		{"table unsafe", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t; drop table x","columns":["a"]}]}`,
+			`reads[0] "list": table "t; drop table x" is not a safe SQL identifier (letters, digits and _, optionally schema.table)`},
+		{"table three parts", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"db.public.t","columns":["a"]}]}`,
+			`reads[0] "list": table "db.public.t" is not a safe SQL identifier (letters, digits and _, optionally schema.table)`},
+		{"table absent", "b", "postgres", "$PG", `{"reads":[{"op":"list","columns":["a"]}]}`, `reads[0] "list": table is required`},
+		{"read without columns", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t"}]}`,
+			`reads[0] "list": columns must list at least one selectable column`},
+		{"column unsafe", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a","b\"c"]}]}`,
+			`reads[0] "list": columns: column "b\"c" is not a safe SQL identifier (letters, digits and _, at most 63)`},
+		{"column twice", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a","a"]}]}`,
+			`reads[0] "list": columns: column "a" is listed twice`},
+		{"filterable not declared", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"filterable":["secret"]}]}`,
+			`reads[0] "list": filterable column "secret" is not among the read's columns`},
+		{"order_by not declared", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"order_by":[{"column":"secret","desc":true}]}]}`,
+			`reads[0] "list": order_by column "secret" is not among the read's columns`},
+		{"limit too large", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"limit":1001}]}`,
+			`reads[0] "list": limit 1001 is out of range 0..1000 (0 means 100)`},
+		{"limit negative", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"limit":-1}]}`,
+			`reads[0] "list": limit -1 is out of range 0..1000 (0 means 100)`},
+		{"fixed filter key unsafe", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"fixed_filters":{"a b":1}}]}`,
+			`reads[0] "list": fixed_filters: key "a b" is not a safe SQL identifier`},
+		{"fixed filter from the request", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"fixed_filters":{"owner":"{{user_id}}"}}]}`,
+			`reads[0] "list": fixed_filters "owner": {{user_id}} is not a session placeholder; only {{task_id}}, {{agent_id}}, {{step_id}}, {{workspace_id}} may be used`},
+		{"fixed filter object", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a"],"fixed_filters":{"owner":{"in":[1]}}}]}`,
+			`reads[0] "list": fixed_filters "owner" must be a string, number, boolean or null`},
+
+		// Writes.
+		{"mode absent", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","columns":["a"]}]}`,
+			`writes[0] "save": mode is required: insert, update or upsert`},
+		{"mode unknown", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"merge","columns":["a"]}]}`,
+			`writes[0] "save": mode "merge" is not one of insert, update, upsert`},
+		{"update without key_columns", "b", "postgres", "$PG", `{"writes":[{"op":"ok","table":"t","mode":"insert","columns":["a"]},{"op":"save_line","table":"lines","mode":"update","columns":["qty"]}]}`,
+			`writes[1] "save_line": key_columns is required for mode update`},
+		{"upsert without key_columns", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"upsert","columns":["a"]}]}`,
+			`writes[0] "save": key_columns is required for mode upsert`},
+		{"key column unsafe", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"update","key_columns":["id;"],"columns":["a"]}]}`,
+			`writes[0] "save": key_columns: column "id;" is not a safe SQL identifier (letters, digits and _, at most 63)`},
+		{"write without columns", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"insert","columns":[]}]}`,
+			`writes[0] "save": columns must list at least one writable column`},
+		{"write column twice", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"insert","columns":["a","b","a"]}]}`,
+			`writes[0] "save": columns: column "a" is listed twice`},
+		{"write table unsafe", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"1t","mode":"insert","columns":["a"]}]}`,
+			`writes[0] "save": table "1t" is not a safe SQL identifier (letters, digits and _, optionally schema.table)`},
+		{"fixed value also writable", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"insert","columns":["status"],"fixed_values":{"status":"approved"}}]}`,
+			`writes[0] "save": column "status" is both writable and in fixed_values; a fixed value cannot be set by a request`},
+		{"fixed value from the request", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"insert","columns":["a"],"fixed_values":{"task_id":"{{task_id}}","who":"{{reviewer}}"}}]}`,
+			`writes[0] "save": fixed_values "who": {{reviewer}} is not a session placeholder; only {{task_id}}, {{agent_id}}, {{step_id}}, {{workspace_id}} may be used`},
+	}
+	// Registered before the subtests, so it runs after every one of them.
+	t.Cleanup(func() {
+		var n int64
+		require.NoError(t, a.Store.DB.Model(&models.Binding{}).Where("workspace_id = ?", f.tn.Workspace.ID).Count(&n).Error)
+		require.Zero(t, n, "a refused binding was saved")
+	})
+	for _, tc := range cases {
+		t.Run(tc.label, func(t *testing.T) {
+			t.Parallel()
+			r := a.call(t, "POST", "/api/admin/bindings", f.tn.AdminToken, f.bindingBody(tc.name, tc.kind, tc.integration, tc.ops))
+			require.Equal(t, 400, r.Status, "body: %s", r.Raw)
+			require.Equal(t, tc.want, r.Body["error"])
+		})
+	}
+}
+
+// richOps is a binding that uses every accepted form: schema-qualified
+// tables, session placeholders in fixed values, a placeholder label in an
+// http_call's host, a lower-case method, every kind of tool op.
+const richOps = `{
+ "reads":[{"op":"list_lines","table":"public.invoice_lines","columns":["id","sku","qty"],"filterable":["sku"],
+   "order_by":[{"column":"id","desc":true}],"limit":50,"fixed_filters":{"task_id":"{{task_id}}","active":true,"tenant_no":7}}],
+ "writes":[{"op":"save_line","table":"invoice_lines","mode":"update","key_columns":["id"],"columns":["qty"]},
+   {"op":"record_decision","table":"decisions","mode":"insert","columns":["decision"],
+    "fixed_values":{"task_id":"{{task_id}}","source":"bundle {{step_id}}"}}],
+ "http_calls":[{"op":"lookup_account","method":"post","url":"https://{{tenant}}.crm.example.com/accounts/{{account}}?q={{q}}",
+   "integration_id":"$REST","auth":{"kind":"client_credentials","token_url":"https://login.example.com/oauth2/token","scope":"crm.read"},
+   "headers":{"X-Account":"{{account}}"},"query":{"limit":"10"},"body_template":{"name":"{{name}}","tags":["{{tag}}"]},
+   "prune_empty_body_fields":true},
+  {"op":"export","method":"PUT","url":"https://api.{{region}}.example.com:8443/export"}],
+ "actions":[{"name":"approve","writes":["save_line","record_decision"],"http_calls":["export"],"feed_event":"invoice_approved","resolves_await":true},
+   {"name":"release","resolves_await":true}],
+ "tools":[{"op":"translate","tool":"translate_text","params":["texts","target_language"],"record":false},
+   {"op":"revalidate","tool":"Revalidate PO","params":["edits"]},
+   {"op":"find_vendor","tool":"Find vendor","params":["match_criteria","return_columns"]},
+   {"op":"reparse","tool":"Parse again","params":["file_url","sheets"]},
+   {"op":"orders","tool":"Query orders","params":["customer"]}],
+ "capabilities":["document_selection","list_files"]
+}`
+
+// adminTokenID returns the id of the tenant's admin token, the actor its
+// saves are recorded under.
+func adminTokenID(t *testing.T, a *testAPI, f bindingFixture) string {
+	t.Helper()
+	var tok models.APIToken
+	require.NoError(t, a.Store.DB.Where("workspace_id = ? AND scope = ?", f.tn.Workspace.ID, models.ScopeAdmin).Take(&tok).Error)
+	return tok.ID
+}
+
+func auditActions(t *testing.T, a *testAPI, bindingID string) []string {
+	t.Helper()
+	var actions []string
+	require.NoError(t, a.Store.DB.Model(&models.AuditEntry{}).Where("target_type = ? AND target_id = ?", "binding", bindingID).
+		Order("created_at, id").Pluck("action", &actions).Error)
+	return actions
+}
+
+func TestAdminBindingLifecycle(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	f := newBindingFixture(t, a)
+	tok := f.tn.AdminToken
+
+	r := a.call(t, "POST", "/api/admin/bindings", tok, f.bindingBody("Invoice lines", "postgres", "$PG", richOps))
+	require.Equal(t, 201, r.Status, "%s", r.Raw)
+	id, _ := r.Body["id"].(string)
+	require.True(t, models.IsID(id))
+	require.Equal(t, "Invoice lines", r.Body["name"])
+	require.Equal(t, "postgres", r.Body["binding_kind"])
+	require.Equal(t, f.pg.ID, r.Body["integration_id"])
+	require.EqualValues(t, 1, r.Body["version"])
+	require.NotEmpty(t, r.Body["created_at"])
+	require.NotEmpty(t, r.Body["updated_at"])
+	require.NotContains(t, r.Body, "workspace_id")
+	ops := r.Body["allowed_operations"].(map[string]any)
+	call := ops["http_calls"].([]any)[0].(map[string]any)
+	require.Equal(t, "POST", call["method"], "the method is stored upper-case")
+	require.Len(t, ops["tools"], 5)
+
+	t.Run("tokens", func(t *testing.T) {
+		require.Equal(t, 401, a.call(t, "GET", "/api/admin/bindings", "", nil).Status)
+		require.Equal(t, 401, a.call(t, "GET", "/api/admin/bindings", f.tn.HostToken, nil).Status)
+		require.Equal(t, 401, a.call(t, "POST", "/api/admin/bindings", f.tn.AgentToken, f.bindingBody("x", "rest", "-", `{}`)).Status)
+		other := testkit.NewTenant(t, a.Store.DB).AdminToken
+		for _, c := range []struct{ method, path string }{
+			{"GET", "/api/admin/bindings/" + id}, {"PATCH", "/api/admin/bindings/" + id}, {"PUT", "/api/admin/bindings/" + id},
+			{"DELETE", "/api/admin/bindings/" + id}, {"GET", "/api/admin/bindings/" + id + "/versions"},
+			{"POST", "/api/admin/bindings/" + id + "/versions/1/restore"},
+		} {
+			r := a.call(t, c.method, c.path, other, map[string]any{"name": "stolen"})
+			require.Equal(t, 404, r.Status, "%s %s: %s", c.method, c.path, r.Raw)
+			require.Equal(t, "binding "+id+" not found", r.Body["error"])
+		}
+		r := a.call(t, "GET", "/api/admin/bindings", other, nil)
+		require.Equal(t, 200, r.Status)
+		require.Empty(t, r.Body["bindings"])
+	})
+
+	r = a.call(t, "GET", "/api/admin/bindings/"+id, tok, nil)
+	require.Equal(t, 200, r.Status)
+	require.Equal(t, "Invoice lines", r.Body["name"])
+	require.Equal(t, 404, a.call(t, "GET", "/api/admin/bindings/not-an-id", tok, nil).Status)
+
+	// A second binding, to see the list ordered by name.
+	r = a.call(t, "POST", "/api/admin/bindings", tok, f.bindingBody("CRM lookups", "rest", "$REST",
+		oneCall(`{"op":"lookup","method":"GET","url":"https://crm.example.com/a"}`)))
+	require.Equal(t, 201, r.Status, "%s", r.Raw)
+	require.Equal(t, f.rest.ID, r.Body["integration_id"])
+	r = a.call(t, "GET", "/api/admin/bindings", tok, nil)
+	require.Equal(t, 200, r.Status)
+	list := r.Body["bindings"].([]any)
+	require.Len(t, list, 2)
+	require.Equal(t, "CRM lookups", list[0].(map[string]any)["name"])
+	require.Equal(t, "Invoice lines", list[1].(map[string]any)["name"])
+
+	// PATCH changes only what it names.
+	r = a.call(t, "PATCH", "/api/admin/bindings/"+id, tok, map[string]any{"name": "Invoice lines v2", "version": 1})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.EqualValues(t, 2, r.Body["version"])
+	require.Equal(t, "Invoice lines v2", r.Body["name"])
+	require.Equal(t, f.pg.ID, r.Body["integration_id"])
+	require.Len(t, r.Body["allowed_operations"].(map[string]any)["tools"], 5)
+
+	// An edit of an older version is refused rather than lost.
+	r = a.call(t, "PATCH", "/api/admin/bindings/"+id, tok, map[string]any{"name": "stale", "version": 1})
+	require.Equal(t, 409, r.Status)
+	require.Equal(t, "binding "+id+" is at version 2, not 1: reload it and apply your change again", r.Body["error"])
+
+	// A whole replacement needs every field; a fetched binding can be sent back.
+	r = a.call(t, "PUT", "/api/admin/bindings/"+id, tok, map[string]any{"name": "x", "binding_kind": "rest"})
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, `allowed_operations is required: an object such as {"reads": [...], "writes": [...]}`, r.Body["error"])
+	got := a.call(t, "GET", "/api/admin/bindings/"+id, tok, nil)
+	got.Body["name"] = "Invoice lines v3"
+	r = a.call(t, "PUT", "/api/admin/bindings/"+id, tok, got.Body)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.EqualValues(t, 3, r.Body["version"])
+	require.Equal(t, got.Body["allowed_operations"], r.Body["allowed_operations"])
+	got.Body["id"] = models.NewID()
+	r = a.call(t, "PUT", "/api/admin/bindings/"+id, tok, got.Body)
+	require.Equal(t, 400, r.Status)
+	require.Contains(t, r.Body["error"], "does not match the binding "+id+" in the path")
+
+	// Clearing the data source of a postgres binding is refused.
+	r = a.call(t, "PATCH", "/api/admin/bindings/"+id, tok, map[string]any{"integration_id": nil})
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, "integration_id is required: a postgres binding reads and writes through a postgres (or dev-only sqlite) data-source integration", r.Body["error"])
+	r = a.call(t, "PATCH", "/api/admin/bindings/"+id, tok, map[string]any{"nmae": "typo"})
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, `bad request body: unknown field "nmae"`, r.Body["error"])
+	r = a.call(t, "PATCH", "/api/admin/bindings/"+id, tok, `[1]`)
+	require.Equal(t, 400, r.Status)
+
+	// A binding in use cannot be deleted.
+	tool := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: f.tn.Workspace.ID, AgentID: f.tn.Agent.ID,
+		DisplayName: "Review lines", BaseTool: models.BaseAppTool, BindingID: &id}
+	require.NoError(t, a.Store.DB.Create(&tool).Error)
+	r = a.call(t, "DELETE", "/api/admin/bindings/"+id, tok, nil)
+	require.Equal(t, 409, r.Status)
+	require.Equal(t, `binding `+id+` is used by configured tool(s) "Review lines": point them at another binding first`, r.Body["error"])
+	require.NoError(t, a.Store.DB.Delete(&tool).Error)
+	r = a.call(t, "DELETE", "/api/admin/bindings/"+id, tok, nil)
+	require.Equal(t, 204, r.Status, "%s", r.Raw)
+	require.Equal(t, 404, a.call(t, "GET", "/api/admin/bindings/"+id, tok, nil).Status)
+	var versions int64
+	require.NoError(t, a.Store.DB.Model(&models.BindingVersion{}).Where("binding_id = ?", id).Count(&versions).Error)
+	require.Zero(t, versions, "the history goes with the binding")
+
+	require.Equal(t, []string{"binding.create", "binding.update", "binding.update", "binding.delete"}, auditActions(t, a, id))
+}
+
+func TestAdminBindingVersionsAndRestore(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	f := newBindingFixture(t, a)
+	tok := f.tn.AdminToken
+	actor := "token:" + adminTokenID(t, a, f)
+
+	v1ops := `{"writes":[{"op":"save_line","table":"lines","mode":"update","key_columns":["id"],"columns":["qty"]}],
+		"http_calls":[{"op":"lookup","method":"GET","url":"https://crm.example.com/a/{{id}}","integration_id":"$REST"}]}`
+	r := a.call(t, "POST", "/api/admin/bindings", tok, f.bindingBody("Lines", "postgres", "$PG", v1ops))
+	require.Equal(t, 201, r.Status, "%s", r.Raw)
+	id := r.Body["id"].(string)
+	v1 := r.Body["allowed_operations"]
+
+	v2ops := `{"writes":[{"op":"save_line","table":"lines","mode":"update","key_columns":["id"],"columns":["qty","price"]}],
+		"capabilities":["document_selection"]}`
+	r = a.call(t, "PATCH", "/api/admin/bindings/"+id, tok, f.bindingBody("-", "-", "-", v2ops))
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.EqualValues(t, 2, r.Body["version"])
+
+	r = a.call(t, "GET", "/api/admin/bindings/"+id+"/versions", tok, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	versions := r.Body["versions"].([]any)
+	require.Len(t, versions, 2)
+	latest, first := versions[0].(map[string]any), versions[1].(map[string]any)
+	require.EqualValues(t, 2, latest["version"])
+	require.EqualValues(t, 1, first["version"])
+	require.Equal(t, actor, latest["saved_by"])
+	require.Equal(t, actor, first["saved_by"])
+	require.NotEmpty(t, latest["created_at"])
+	require.NotContains(t, latest, "restored_from")
+	require.Equal(t, v1, first["allowed_operations"], "a version keeps its full content")
+
+	lookup := map[string]any{"op": "lookup", "method": "GET", "url": "https://crm.example.com/a/{{id}}", "integration_id": f.rest.ID}
+	require.ElementsMatch(t, []any{
+		map[string]any{"path": "writes.save_line.columns", "before": []any{"qty"}, "after": []any{"qty", "price"}},
+		map[string]any{"path": "http_calls.lookup", "before": lookup},
+		map[string]any{"path": "capabilities", "after": []any{"document_selection"}},
+	}, latest["diff"])
+	require.ElementsMatch(t, []any{
+		map[string]any{"path": "name", "after": "Lines"},
+		map[string]any{"path": "binding_kind", "after": "postgres"},
+		map[string]any{"path": "integration_id", "after": f.pg.ID},
+		map[string]any{"path": "writes.save_line", "after": map[string]any{
+			"op": "save_line", "table": "lines", "mode": "update", "key_columns": []any{"id"}, "columns": []any{"qty"}}},
+		map[string]any{"path": "http_calls.lookup", "after": lookup},
+	}, first["diff"])
+
+	// Restoring version 1 is a new save with version 1's content.
+	r = a.call(t, "POST", "/api/admin/bindings/"+id+"/versions/1/restore", tok, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.EqualValues(t, 3, r.Body["version"])
+	require.Equal(t, v1, r.Body["allowed_operations"])
+	r = a.call(t, "GET", "/api/admin/bindings/"+id+"/versions", tok, nil)
+	versions = r.Body["versions"].([]any)
+	require.Len(t, versions, 3)
+	restored := versions[0].(map[string]any)
+	require.EqualValues(t, 3, restored["version"])
+	require.EqualValues(t, 1, restored["restored_from"])
+	require.Equal(t, actor, restored["saved_by"])
+	require.ElementsMatch(t, []any{
+		map[string]any{"path": "writes.save_line.columns", "before": []any{"qty", "price"}, "after": []any{"qty"}},
+		map[string]any{"path": "http_calls.lookup", "after": lookup},
+		map[string]any{"path": "capabilities", "before": []any{"document_selection"}},
+	}, restored["diff"])
+
+	// A restore is validated again: version 1 names an integration since deleted.
+	require.NoError(t, a.Store.DB.Delete(&models.Integration{}, "id = ?", f.rest.ID).Error)
+	r = a.call(t, "POST", "/api/admin/bindings/"+id+"/versions/1/restore", tok, nil)
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, `http_calls[0] "lookup": integration_id "`+f.rest.ID+`" is not an integration of this workspace`, r.Body["error"])
+	r = a.call(t, "POST", "/api/admin/bindings/"+id+"/versions/2/restore", tok, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.EqualValues(t, 4, r.Body["version"])
+
+	r = a.call(t, "POST", "/api/admin/bindings/"+id+"/versions/9/restore", tok, nil)
+	require.Equal(t, 404, r.Status)
+	require.Equal(t, "version 9 of binding "+id+" not found", r.Body["error"])
+	r = a.call(t, "POST", "/api/admin/bindings/"+id+"/versions/latest/restore", tok, nil)
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, `version "latest" is not a version number`, r.Body["error"])
+
+	require.Equal(t, []string{"binding.create", "binding.update", "binding.restore", "binding.restore"}, auditActions(t, a, id))
+	var entry models.AuditEntry
+	require.NoError(t, a.Store.DB.Where("target_id = ? AND action = ?", id, "binding.restore").Order("created_at").Take(&entry).Error)
+	require.Equal(t, actor, entry.Actor)
+	var detail map[string]any
+	require.NoError(t, entry.Detail.Decode(&detail))
+	require.EqualValues(t, 1, detail["restored_from"])
+	require.EqualValues(t, 3, detail["version"])
+}
+
+// TestBindingSaveIsSeenByOtherReplica runs two API instances on one database
+// and one Redis: a save through either is what the other's Lookup returns on
+// its very next call.
+func TestBindingSaveIsSeenByOtherReplica(t *testing.T) {
+	t.Parallel()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	one, two := newTestAPIOn(t, st, rd), newTestAPIOn(t, st, rd)
+	f := newBindingFixture(t, one)
+	ctx := context.Background()
+
+	r := one.call(t, "POST", "/api/admin/bindings", f.tn.AdminToken, f.bindingBody("Lines", "postgres", "$PG", `{"writes":[`+writeOp+`]}`))
+	require.Equal(t, 201, r.Status, "%s", r.Raw)
+	id := r.Body["id"].(string)
+
+	l, err := two.P.Bindings.Lookup(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, l.Version)
+	require.Equal(t, f.tn.Workspace.ID, l.WorkspaceID)
+	again, err := two.P.Bindings.Lookup(ctx, id)
+	require.NoError(t, err)
+	require.Same(t, l, again, "an unchanged binding is served from the cache")
+	_, ok := l.Write("save_header")
+	require.False(t, ok)
+
+	r = one.call(t, "PATCH", "/api/admin/bindings/"+id, f.tn.AdminToken, f.bindingBody("-", "-", "-",
+		`{"writes":[`+writeOp+`,{"op":"save_header","table":"headers","mode":"update","key_columns":["id"],"columns":["vendor"]}]}`))
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	l, err = two.P.Bindings.Lookup(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 2, l.Version)
+	_, ok = l.Write("save_header")
+	require.True(t, ok, "the other replica serves the saved binding on its next call")
+
+	// And the other way round, with the first replica holding a cached copy.
+	l, err = one.P.Bindings.Lookup(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 2, l.Version)
+	r = two.call(t, "PATCH", "/api/admin/bindings/"+id, f.tn.AdminToken, map[string]any{"allowed_operations": json.RawMessage(`{"writes":[` + writeOp + `]}`)})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	l, err = one.P.Bindings.Lookup(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 3, l.Version)
+	_, ok = l.Write("save_header")
+	require.False(t, ok)
+
+	r = one.call(t, "DELETE", "/api/admin/bindings/"+id, f.tn.AdminToken, nil)
+	require.Equal(t, 204, r.Status, "%s", r.Raw)
+	_, err = two.P.Bindings.Lookup(ctx, id)
+	require.True(t, apperr.Is(err, apperr.NotFound), "a deleted binding is gone on the next call: %v", err)
+}

@@ -1,0 +1,36 @@
+package api
+
+import (
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/models"
+)
+
+// mountAgentEvents adds the agent platforms' pull endpoint for task events.
+func (s *server) mountAgentEvents(app *fiber.App) {
+	app.Get("/api/agent/tasks/:id/events", s.requireToken(models.ScopeAgent), s.listAgentTaskEvents)
+}
+
+// listAgentTaskEvents answers GET /api/agent/tasks/:id/events?after=<feed id>:
+// the task's feed events after the cursor, oldest first. Platforms without a
+// resume webhook poll it to learn that a parked task resumed.
+func (s *server) listAgentTaskEvents(c *fiber.Ctx) error {
+	var after int64
+	if raw := c.Query("after"); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 {
+			return apperr.Invalidf("after must be a non-negative integer, got %q", raw)
+		}
+		after = n
+	}
+	p := principalOf(c)
+	page, err := review.AgentTaskEvents(c.UserContext(), s.Store.DB, p.WorkspaceID, p.AgentID, c.Params("id"), after)
+	if err != nil {
+		return err
+	}
+	return c.JSON(page)
+}

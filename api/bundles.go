@@ -1,0 +1,99 @@
+package api
+
+import (
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/models"
+)
+
+// bundleRoutes mounts the admin bundle API (/api/admin/bundles) and the
+// public serving route GET /bundles/:id/:version, which takes no token: the
+// sandboxed iframe cannot send one, and a version's URL names immutable bytes.
+func (s *server) bundleRoutes(app *fiber.App) {
+	adminOnly := s.requireToken(models.ScopeAdmin)
+	app.Get("/api/admin/bundles", adminOnly, s.listBundles)
+	app.Post("/api/admin/bundles", adminOnly, s.createBundle)
+	app.Get("/api/admin/bundles/:id", adminOnly, s.getBundle)
+	app.Delete("/api/admin/bundles/:id", adminOnly, s.deleteBundle)
+	app.Post("/api/admin/bundles/:id/versions", adminOnly, s.addBundleVersion)
+	app.Get("/bundles/:id/:version", s.serveBundle)
+}
+
+// uploadOf reads a bundle upload: the raw request body is the bundle, its
+// Content-Type is the bundle's (text/html, text/javascript or
+// application/javascript, UTF-8; any other type is a 400), and ?name= names it.
+func uploadOf(c *fiber.Ctx) bundle.Upload {
+	return bundle.Upload{Name: c.Query("name"), ContentType: c.Get(fiber.HeaderContentType), Content: c.Body()}
+}
+
+func (s *server) listBundles(c *fiber.Ctx) error {
+	list, err := s.Bundles.List(c.UserContext(), principalOf(c).WorkspaceID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"bundles": list})
+}
+
+// getBundle answers GET /api/admin/bundles/:id with the bundle's versions.
+func (s *server) getBundle(c *fiber.Ctx) error {
+	d, err := s.Bundles.Get(c.UserContext(), principalOf(c).WorkspaceID, c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(d)
+}
+
+// createBundle answers POST /api/admin/bundles?name=NAME, whose raw body is
+// the bundle (Content-Type text/html or text/javascript, at most 4 MiB:
+// larger is a 413), with version 1: id, version, sha256, size, content
+// type and the URL it is served at.
+func (s *server) createBundle(c *fiber.Ctx) error {
+	v, err := s.Bundles.Create(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), uploadOf(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(v)
+}
+
+// addBundleVersion answers POST /api/admin/bundles/:id/versions[?name=],
+// same body as createBundle, with the next version.
+func (s *server) addBundleVersion(c *fiber.Ctx) error {
+	v, err := s.Bundles.AddVersion(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id"), uploadOf(c))
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(v)
+}
+
+// deleteBundle removes every version of a bundle no configured tool uses.
+func (s *server) deleteBundle(c *fiber.Ctx) error {
+	if err := s.Bundles.Delete(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// serveBundle answers GET /bundles/:id/:version with the bytes, their
+// content type, the sha256 as ETag (a matching If-None-Match is a 304), a
+// year of immutable caching and the bundle content security policy.
+func (s *server) serveBundle(c *fiber.Ctx) error {
+	version, err := strconv.Atoi(c.Params("version"))
+	if err != nil {
+		return apperr.NotFoundf("bundle not found")
+	}
+	b, content, err := s.Bundles.Open(c.UserContext(), c.Params("id"), version)
+	if err != nil {
+		return err
+	}
+	for _, h := range s.Bundles.Headers(b) {
+		c.Set(h[0], h[1])
+	}
+	if bundle.NotModified(c.Get(fiber.HeaderIfNoneMatch), b) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	return c.Send(content)
+}

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/web"
+)
+
+// verbFunc is one runtime verb of runtime.Service.
+type verbFunc func(ctx context.Context, c session.Claims, r runtime.Request) (runtime.Result, error)
+
+// runtimeRoutes mounts the runtime verbs bundles call: POST /read, /write,
+// /action, /run and /capability under /api/app-runtime. Bundles run in an
+// opaque-origin iframe and authenticate with a bearer token (no cookies), so
+// every origin may call; every request is capped at 256 KiB.
+func (s *server) runtimeRoutes(app *fiber.App) {
+	g := app.Group(artifact.RuntimePath, runtimeCORS, limitRuntimeBody, s.requireSession())
+	g.Post("/read", s.verb(s.Runtime.Read))
+	g.Post("/write", s.verb(s.Runtime.Write))
+	g.Post("/action", s.verb(s.Runtime.Action))
+	g.Post("/run", s.verb(s.Runtime.Run))
+	g.Post("/capability", s.verb(s.Runtime.Capability))
+}
+
+// verb parses the one body shape of every verb, runs fn with the session's
+// claims and renders the v1 shape, or the v2 envelope when the request asked.
+func (s *server) verb(fn verbFunc) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		req, err := runtime.ParseRequest(c.Body())
+		if err != nil {
+			return err
+		}
+		res, err := fn(c.UserContext(), sessionOf(c), req)
+		if err != nil {
+			return err
+		}
+		if web.WantsV2(c) {
+			return c.JSON(res.V2())
+		}
+		return c.JSON(res.Body)
+	}
+}
+
+// runtimeCORS lets bundles (opaque origin, bearer token, no credentials) call
+// the runtime from any origin, and answers preflights.
+func runtimeCORS(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+	c.Set(fiber.HeaderAccessControlExposeHeaders, "Retry-After, X-Request-Id")
+	if c.Method() == fiber.MethodOptions {
+		c.Set(fiber.HeaderAccessControlAllowMethods, "POST, OPTIONS")
+		c.Set(fiber.HeaderAccessControlAllowHeaders, "Authorization, Content-Type, X-Request-Id, "+web.V2Header)
+		c.Set(fiber.HeaderAccessControlMaxAge, "600")
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.Next()
+}
+
+// limitRuntimeBody answers 413 for a body over runtime.MaxBodyBytes, whether
+// it was announced by Content-Length or sent chunked.
+func limitRuntimeBody(c *fiber.Ctx) error {
+	if n := c.Request().Header.ContentLength(); n > runtime.MaxBodyBytes || len(c.Body()) > runtime.MaxBodyBytes {
+		return apperr.New(apperr.TooLarge, "request body is over the %s cap", strconv.Itoa(runtime.MaxBodyBytes>>10)+" KiB")
+	}
+	return c.Next()
+}

@@ -1,0 +1,386 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/models"
+)
+
+func TestReadPagesWithTheSameShapeInBothEnvelopes(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+
+	r := f.verb(t, "read", map[string]any{"op": "list_invoices"})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, "rows", r.Body["kind"])
+	require.Equal(t, []any{"id", "vendor", "amount", "status"}, r.Body["columns"])
+	require.Equal(t, float64(2), r.Body["row_count"], "the op's limit is 2 rows a page")
+	require.Equal(t, []any{float64(1), "ACME", 10.5, "pending"}, r.Body["rows"].([]any)[0])
+	cursor, ok := r.Body["next_cursor"].(string)
+	require.True(t, ok, "a next page exists: %s", r.Raw)
+
+	r = f.verb(t, "read", map[string]any{"op": "list_invoices", "payload": map[string]any{"cursor": cursor}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, float64(1), r.Body["row_count"])
+	require.Nil(t, r.Body["next_cursor"])
+
+	v2 := f.verb(t, "read", map[string]any{"op": "list_invoices", "payload": map[string]any{
+		"columns": []string{"id", "vendor"}, "filters": map[string]any{"vendor": "Globex"}}}, "X-Nanonets-App-Runtime", "v2")
+	require.Equal(t, 200, v2.Status, string(v2.Raw))
+	require.Equal(t, true, v2.Body["ok"])
+	require.Equal(t, "rows", v2.Body["kind"])
+	result := v2.Body["result"].(map[string]any)
+	require.Equal(t, []any{"id", "vendor"}, result["columns"])
+	require.Equal(t, []any{[]any{float64(3), "Globex"}}, result["rows"])
+	require.Equal(t, "rows", result["kind"], "v2's result is exactly the v1 object")
+}
+
+func TestWriteChangesOneRowAndRecordsOneFeedRow(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+
+	r := f.verb(t, "write", map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": 2, "status": "on_hold"}}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"rows_affected": float64(1)}, r.Body)
+
+	var status string
+	require.NoError(t, f.source.DB.Raw("SELECT status FROM invoices WHERE id = 2").Scan(&status).Error)
+	require.Equal(t, "on_hold", status)
+
+	var feed []models.FeedEvent
+	require.NoError(t, f.db().Where("task_id = ?", f.taskID).Find(&feed).Error)
+	require.Len(t, feed, 1)
+	require.Equal(t, models.FeedAgentAction, feed[0].Type)
+	require.Equal(t, "set_status", feed[0].Name)
+	require.Equal(t, f.stepID, *feed[0].StepID)
+	require.Equal(t, "user:"+f.tenant.Admin.ID, feed[0].Actor, "the host minted for its user")
+
+	v2 := f.verb(t, "write", map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": 99, "status": "x"}}},
+		"X-Nanonets-App-Runtime", "v2")
+	require.Equal(t, 200, v2.Status)
+	require.Equal(t, map[string]any{"ok": true, "kind": "write", "result": map[string]any{"rows_affected": float64(0)}}, v2.Body)
+}
+
+func TestActionReleasesTheAwaitOnceWithItsOutboxRow(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+
+	r := f.verb(t, "action", map[string]any{"op": "approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "approved"}}}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"ok": true, "results": map[string]any{"record_decision": float64(1), "await_resolved": true},
+		"responses": map[string]any{}}, r.Body)
+
+	var decision struct{ TaskID, Decision string }
+	require.NoError(t, f.source.DB.Raw("SELECT task_id, decision FROM decisions").Scan(&decision).Error)
+	require.Equal(t, f.taskID, decision.TaskID, "fixed values come from the session, not the request")
+	require.Equal(t, "approved", decision.Decision)
+
+	var aw models.TaskAwait
+	require.NoError(t, f.db().Take(&aw, "id = ?", f.awaitID).Error)
+	require.Equal(t, models.AwaitResolved, aw.Status)
+	var outbox []models.Outbox
+	require.NoError(t, f.db().Find(&outbox).Error)
+	require.Len(t, outbox, 1)
+	require.Equal(t, "resume_event", outbox[0].Kind)
+	var feed models.FeedEvent
+	require.NoError(t, f.db().Take(&feed, "task_id = ?", f.taskID).Error)
+	require.Equal(t, "invoice_approved", feed.Name)
+
+	again := f.verb(t, "action", approveBody("approved again"), "X-Nanonets-App-Runtime", "v2")
+	require.Equal(t, 200, again.Status, string(again.Raw))
+	require.Equal(t, false, again.Body["result"].(map[string]any)["results"].(map[string]any)["await_resolved"])
+	require.Equal(t, "action", again.Body["kind"])
+	require.NoError(t, f.db().Find(&outbox).Error)
+	require.Len(t, outbox, 1, "a released await is released once")
+}
+
+func TestFiftyConcurrentActionsReleaseTheAwaitExactlyOnce(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	generousRate(f.api) // all fifty must reach the race, not the rate limit
+
+	const n = 50
+	var wg sync.WaitGroup
+	results := make(chan response, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results <- f.verb(t, "action", approveBody("approved"))
+		}()
+	}
+	wg.Wait()
+	close(results)
+	released := 0
+	for r := range results {
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		if r.Body["results"].(map[string]any)["await_resolved"] == true {
+			released++
+		}
+	}
+	require.Equal(t, 1, released)
+	var outbox int64
+	require.NoError(t, f.db().Model(&models.Outbox{}).Where("kind = ?", "resume_event").Count(&outbox).Error)
+	require.Equal(t, int64(1), outbox)
+	var feed int64
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ?", f.taskID).Count(&feed).Error)
+	require.Equal(t, int64(n), feed, "one feed row per call")
+}
+
+func TestASessionCannotReleaseAnotherStepsAwait(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	generousRate(f.api)
+	_, otherStep, otherAwait := f.parkedStep(t)
+	otherToken := f.mint(t, otherStep)
+
+	// Naming this step's await with the other step's token is refused.
+	body := approveBody("approved")
+	body["await_id"] = f.awaitID
+	r := f.api.call(t, "POST", "/api/app-runtime/action", otherToken, body)
+	require.Equal(t, 401, r.Status, string(r.Raw))
+	require.Contains(t, r.Body["error"], "does not hold await")
+
+	// Without naming it, the other token releases its own await only.
+	r = f.api.call(t, "POST", "/api/app-runtime/action", otherToken, approveBody("approved"))
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	var mine, theirs models.TaskAwait
+	require.NoError(t, f.db().Take(&mine, "id = ?", f.awaitID).Error)
+	require.NoError(t, f.db().Take(&theirs, "id = ?", otherAwait).Error)
+	require.Equal(t, models.AwaitPending, mine.Status)
+	require.Equal(t, models.AwaitResolved, theirs.Status)
+}
+
+func TestActionWithAFailingUpstreamRollsBackAndRecordsNothing(t *testing.T) {
+	t.Parallel()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ok" {
+			_, _ = w.Write([]byte(`{"exported":true}`))
+			return
+		}
+		w.WriteHeader(409)
+		_, _ = w.Write([]byte("export refused"))
+	}))
+	t.Cleanup(upstream.Close)
+	f := newRuntimeFixture(t)
+	f.api.P.Runtime.Gateway = httpGateway{client: upstream.Client()}
+
+	spec := fixtureSpec()
+	spec.HTTPCalls = []binding.HTTPCall{
+		{Op: "export_ok", Method: "POST", URL: upstream.URL + "/ok"},
+		{Op: "export_refused", Method: "POST", URL: upstream.URL + "/refused"},
+	}
+	spec.Actions = append(spec.Actions,
+		binding.Action{Name: "export_then_approve", Writes: []string{"record_decision"}, HTTPCalls: []string{"export_ok", "export_refused"}, ResolvesAwait: true},
+		binding.Action{Name: "export", Writes: []string{"record_decision"}, HTTPCalls: []string{"export_ok"}})
+	f.saveSpec(t, spec)
+
+	r := f.verb(t, "action", map[string]any{"op": "export_then_approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "x"}}}})
+	require.Equal(t, 502, r.Status, string(r.Raw))
+	require.Equal(t, float64(409), r.Body["results"].(map[string]any)["export_refused"])
+	require.Equal(t, map[string]any{"status": float64(409), "text": "export refused"}, r.Body["responses"].(map[string]any)["export_refused"])
+	var decisions, feed int64
+	require.NoError(t, f.source.DB.Raw("SELECT count(*) FROM decisions").Scan(&decisions).Error)
+	require.Zero(t, decisions, "the writes were rolled back")
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Count(&feed).Error)
+	require.Zero(t, feed)
+	var aw models.TaskAwait
+	require.NoError(t, f.db().Take(&aw, "id = ?", f.awaitID).Error)
+	require.Equal(t, models.AwaitPending, aw.Status)
+
+	r = f.verb(t, "action", map[string]any{"op": "export", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "y"}}}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, float64(200), r.Body["results"].(map[string]any)["export_ok"])
+	require.Equal(t, map[string]any{"status": float64(200), "body": map[string]any{"exported": true}}, r.Body["responses"].(map[string]any)["export_ok"])
+	require.NoError(t, f.source.DB.Raw("SELECT count(*) FROM decisions").Scan(&decisions).Error)
+	require.Equal(t, int64(1), decisions)
+}
+
+// approveBody is an /action body for the fixture's approve action.
+func approveBody(decision string) map[string]any {
+	return map[string]any{"op": "approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": decision}}}}
+}
+
+// saveSpec replaces the fixture binding's operations through the service.
+func (f *runtimeFixture) saveSpec(t *testing.T, spec binding.Spec) {
+	t.Helper()
+	raw, err := json.Marshal(spec)
+	require.NoError(t, err)
+	_, err = f.api.P.Bindings.Update(context.Background(), f.tenant.Workspace.ID, f.bindingID, "test", binding.Patch{AllowedOperations: raw})
+	require.NoError(t, err)
+}
+
+func TestASaveOnOneReplicaIsEnforcedByTheOtherOnItsNextCall(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	other := newTestAPIOn(t, f.api.Store, f.api.Redis) // a second API process on the same database and Redis
+
+	read := map[string]any{"op": "list_invoices", "payload": map[string]any{"columns": []string{"id", "amount"}}}
+	r := other.call(t, "POST", "/api/app-runtime/read", f.token, read)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+
+	spec := fixtureSpec()
+	spec.Reads[0].Columns = []string{"id", "vendor", "status"} // amount is no longer readable
+	raw, err := json.Marshal(map[string]any{"allowed_operations": spec})
+	require.NoError(t, err)
+	saved := f.api.call(t, "PATCH", "/api/admin/bindings/"+f.bindingID, f.tenant.AdminToken, raw)
+	require.Equal(t, 200, saved.Status, string(saved.Raw))
+
+	r = other.call(t, "POST", "/api/app-runtime/read", f.token, read)
+	require.Equal(t, 403, r.Status, string(r.Raw))
+	require.Equal(t, `column "amount" is not readable through op "list_invoices"`, r.Body["error"])
+}
+
+func TestStatusMatrixInBothEnvelopes(t *testing.T) {
+	t.Parallel()
+	blocked := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-blocked
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(func() { close(blocked); upstream.Close() })
+
+	f := newRuntimeFixture(t, func(c *config.Config) { c.LookupConcurrency = 1; c.LookupWait = 50 * time.Millisecond })
+	spec := fixtureSpec()
+	spec.HTTPCalls = []binding.HTTPCall{{Op: "slow_lookup", Method: "GET", URL: upstream.URL + "/slow"}}
+	f.saveSpec(t, spec)
+	_, revokedStep, _ := f.parkedStep(t)
+	revoked := f.mint(t, revokedStep)
+	var sessionID string
+	require.NoError(t, f.db().Model(&models.AppSession{}).Where("step_id = ?", revokedStep).Select("id").Scan(&sessionID).Error)
+	require.NoError(t, f.api.P.Sessions.Revoke(context.Background(), sessionID))
+
+	big := `{"op":"list_invoices","payload":{"pad":"` + strings.Repeat("x", 256<<10) + `"}}`
+	cases := []struct {
+		name    string
+		verb    string
+		token   string
+		body    any
+		status  int
+		message string
+	}{
+		{"bad JSON", "read", f.token, `{"op": "list_invoices",`, 400, "bad request body: invalid JSON: unexpected end of input"},
+		{"no op", "write", f.token, `{"payload": {}}`, 400, "op is required"},
+		{"unknown payload field", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"colums": []string{"id"}}}, 400, `bad payload: unknown field "colums"`},
+		{"wrong field type", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"columns": "id"}}, 400, "bad payload: columns must be an array, not string"},
+		{"missing key column", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"status": "x"}}}, 400, `key column "id" is required for op "set_status"`},
+		{"value the column refuses", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": "one", "status": "x"}}}, 400, ""},
+		{"no token", "read", "", map[string]any{"op": "list_invoices"}, 401, "session token required"},
+		{"garbage token", "read", "not-a-jwt", map[string]any{"op": "list_invoices"}, 401, ""},
+		{"revoked token", "read", revoked, map[string]any{"op": "list_invoices"}, 401, "session token revoked"},
+		{"host token is not a session", "read", f.tenant.HostToken, map[string]any{"op": "list_invoices"}, 401, ""},
+		{"op not allowed", "read", f.token, map[string]any{"op": "drop_tables"}, 403, `op "drop_tables" is not allowed for /read by this binding`},
+		{"column not allowed", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": 1, "amount": 0}}}, 403, `column "amount" is not writable through op "set_status"`},
+		{"filter not allowed", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"filters": map[string]any{"amount": 1}}}, 403, `column "amount" is not filterable through op "list_invoices"`},
+		{"capability not granted", "capability", f.token, map[string]any{"op": "next_review_task"}, 400, "next_review_task is performed by the host over bridge messages, not by /capability"},
+		{"over 256 KiB", "read", f.token, big, 413, "request body is over the 256 KiB cap"},
+		{"no tool executor", "run", f.token, map[string]any{"op": "translate", "payload": map[string]any{"texts": []string{"a"}}}, 501, `this deployment has no executor for tool "translate_text"`},
+		{"capability not served", "capability", f.token, map[string]any{"op": "list_files"}, 501, `this deployment does not serve capability "list_files"`},
+	}
+	for _, tc := range cases {
+		for _, v2 := range []bool{false, true} {
+			var headers []string
+			if v2 {
+				headers = []string{"X-Nanonets-App-Runtime", "v2"}
+			}
+			r := f.api.call(t, "POST", "/api/app-runtime/"+tc.verb, tc.token, tc.body, headers...)
+			require.Equal(t, tc.status, r.Status, "%s (v2=%v): %s", tc.name, v2, r.Raw)
+			msg := errorMessage(t, r, v2)
+			if tc.message != "" {
+				require.Equal(t, tc.message, msg, "%s (v2=%v)", tc.name, v2)
+			} else {
+				require.NotEmpty(t, msg, tc.name)
+			}
+		}
+	}
+
+	t.Run("429 with Retry-After", func(t *testing.T) {
+		for _, v2 := range []bool{false, true} {
+			var headers []string
+			if v2 {
+				headers = []string{"X-Nanonets-App-Runtime", "v2"}
+			}
+			// The rate is 5/s with a burst of 20: at least 20 calls pass at once,
+			// and a surface that keeps calling is refused well before 100.
+			var last response
+			passed := 0
+			for range 100 {
+				last = f.verb(t, "action", map[string]any{"op": "note_only", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "n"}}}}, headers...)
+				if last.Status == 429 {
+					break
+				}
+				require.Equal(t, 200, last.Status, string(last.Raw))
+				passed++
+			}
+			require.Equal(t, 429, last.Status, "a surface calling faster than 5/s is refused")
+			require.GreaterOrEqual(t, passed, limit.SurfaceBurst, "the burst is 20 per surface")
+			secs, err := strconv.Atoi(last.Header.Get("Retry-After"))
+			require.NoError(t, err, "Retry-After is an integer")
+			require.GreaterOrEqual(t, secs, 1)
+			require.NotEmpty(t, errorMessage(t, last, v2))
+			// Let the bucket refill before the other envelope.
+			time.Sleep(time.Duration(limit.SurfaceBurst/limit.SurfaceRatePerSecond+1) * time.Second)
+		}
+	})
+
+	t.Run("501 without a gateway, 503 when the lookup bulkhead is full", func(t *testing.T) {
+		gw := f.api.P.Runtime.Gateway
+		f.api.P.Runtime.Gateway = nil
+		r := f.verb(t, "read", map[string]any{"op": "slow_lookup"})
+		require.Equal(t, 501, r.Status, string(r.Raw))
+		require.Equal(t, "this deployment has no HTTP gateway; http_calls are not served", r.Body["error"])
+		f.api.P.Runtime.Gateway = gw
+
+		f.api.P.Runtime.Gateway = httpGateway{client: upstream.Client()}
+		generousRate(f.api)
+		holder := make(chan response, 1)
+		go func() { holder <- f.verb(t, "read", map[string]any{"op": "slow_lookup"}) }()
+		require.Eventually(t, func() bool {
+			select {
+			case r := <-holder:
+				t.Fatalf("the held lookup returned early: %d %s", r.Status, r.Raw)
+			default:
+			}
+			return f.api.P.Bulkhead.InUse() == 1
+		}, 5*time.Second, 5*time.Millisecond)
+		for _, v2 := range []bool{false, true} {
+			var headers []string
+			if v2 {
+				headers = []string{"X-Nanonets-App-Runtime", "v2"}
+			}
+			r := f.verb(t, "read", map[string]any{"op": "slow_lookup"}, headers...)
+			require.Equal(t, 503, r.Status, string(r.Raw))
+			require.NotEmpty(t, errorMessage(t, r, v2))
+		}
+		blocked <- struct{}{}
+		require.Equal(t, 200, (<-holder).Status)
+	})
+}
+
+// errorMessage reads the message of an error reply, checking the envelope's shape.
+func errorMessage(t *testing.T, r response, v2 bool) string {
+	t.Helper()
+	if !v2 {
+		msg, ok := r.Body["error"].(string)
+		require.True(t, ok, "v1 errors are {\"error\": message}: %s", r.Raw)
+		return msg
+	}
+	require.Equal(t, false, r.Body["ok"], string(r.Raw))
+	e, ok := r.Body["error"].(map[string]any)
+	require.True(t, ok, "v2 errors are {ok:false, error:{status, message}}: %s", r.Raw)
+	require.Equal(t, float64(r.Status), e["status"])
+	return e["message"].(string)
+}

@@ -1,0 +1,35 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/session"
+)
+
+const sessionKey = "session"
+
+// requireSession admits requests bearing a valid, unrevoked session token
+// (the runtime verbs) and makes its claims available through sessionOf. The
+// claims, never the request body, say which task, step and binding a call is on.
+func (s *server) requireSession() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		token, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
+		if !ok {
+			return apperr.Unauthenticatedf("session token required")
+		}
+		claims, err := s.Sessions.Verify(c.UserContext(), token)
+		if err != nil {
+			return err
+		}
+		c.Locals(sessionKey, claims)
+		return c.Next()
+	}
+}
+
+// sessionOf returns the claims requireSession verified.
+func sessionOf(c *fiber.Ctx) session.Claims {
+	claims, _ := c.Locals(sessionKey).(session.Claims)
+	return claims
+}

@@ -1,0 +1,276 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/field"
+	"github.com/appruntime/appruntime/models"
+)
+
+// MaxKeyDefinitions bounds an agent's key details: each one is filled by
+// the summary pass, and a review queue sorts and filters on them.
+const MaxKeyDefinitions = 50
+
+// MaxSummaryInstructionsLength bounds an agent's summary template, which is
+// sent to the LLM on every summary pass.
+const MaxSummaryInstructionsLength = 8000
+
+// WebhookSecretPrefix marks webhook signing secrets so leaked ones are easy to scan for.
+const WebhookSecretPrefix = "whsec_"
+
+// keyName is the shape of a key detail's key and of a priority field: it is
+// a JSON key in extracted_data and a sort key in the review queue.
+var keyName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// KeyTypes are the value types a key definition may declare.
+var KeyTypes = []string{"string", "number", "integer", "boolean", "date"}
+
+// KeyDefinition is one key detail an agent fills on its tasks.
+type KeyDefinition struct {
+	Key         string `json:"key"`
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type,omitempty"` // one of KeyTypes; "" means string
+}
+
+// AgentInput is an agent as the admin API takes it.
+type AgentInput struct {
+	Name                       string          `json:"name"`
+	KeyDefinitions             []KeyDefinition `json:"key_definitions,omitempty"`
+	SummaryInstructions        string          `json:"summary_instructions,omitempty"`
+	PriorityField              string          `json:"priority_field,omitempty"`
+	DocumentTranslationEnabled bool            `json:"document_translation_enabled,omitempty"`
+	ResumeWebhookURL           string          `json:"resume_webhook_url,omitempty"`
+}
+
+// AgentView is an agent as the admin API shows it. WebhookSecret is set only
+// in the reply that created or rotated it.
+type AgentView struct {
+	ID                         string          `json:"id"`
+	Name                       string          `json:"name"`
+	KeyDefinitions             []KeyDefinition `json:"key_definitions"`
+	SummaryInstructions        string          `json:"summary_instructions"`
+	PriorityField              string          `json:"priority_field"`
+	DocumentTranslationEnabled bool            `json:"document_translation_enabled"`
+	ResumeWebhookURL           string          `json:"resume_webhook_url"`
+	WebhookSecretSet           bool            `json:"webhook_secret_set"`
+	WebhookSecret              string          `json:"webhook_secret,omitempty"`
+	CreatedAt                  time.Time       `json:"created_at"`
+	UpdatedAt                  time.Time       `json:"updated_at"`
+}
+
+// KeyDefinitionsOf decodes an agent's key definitions.
+func KeyDefinitionsOf(a models.Agent) ([]KeyDefinition, error) {
+	var defs []KeyDefinition
+	if err := a.KeyDefinitions.Decode(&defs); err != nil {
+		return nil, fmt.Errorf("admin: key definitions of agent %s: %w", a.ID, err)
+	}
+	return defs, nil
+}
+
+func agentView(a models.Agent) AgentView {
+	defs, _ := KeyDefinitionsOf(a)
+	if defs == nil {
+		defs = []KeyDefinition{}
+	}
+	return AgentView{
+		ID: a.ID, Name: a.Name, KeyDefinitions: defs, SummaryInstructions: a.SummaryInstructions,
+		PriorityField: a.PriorityField, DocumentTranslationEnabled: a.DocumentTranslationEnabled,
+		ResumeWebhookURL: a.ResumeWebhookURL, WebhookSecretSet: len(a.WebhookSecretEnc) > 0,
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}
+}
+
+func agentInput(a models.Agent) AgentInput {
+	defs, _ := KeyDefinitionsOf(a)
+	return AgentInput{
+		Name: a.Name, KeyDefinitions: defs, SummaryInstructions: a.SummaryInstructions, PriorityField: a.PriorityField,
+		DocumentTranslationEnabled: a.DocumentTranslationEnabled, ResumeWebhookURL: a.ResumeWebhookURL,
+	}
+}
+
+// checkAgent validates in onto a.
+func checkAgent(a *models.Agent, in AgentInput) error {
+	var err error
+	if a.Name, err = field.Name(in.Name, "name", MaxNameLength); err != nil {
+		return err
+	}
+	if len(in.KeyDefinitions) > MaxKeyDefinitions {
+		return apperr.Invalidf("key_definitions has %d entries; at most %d are allowed", len(in.KeyDefinitions), MaxKeyDefinitions)
+	}
+	seen := map[string]bool{}
+	for i, d := range in.KeyDefinitions {
+		switch {
+		case !keyName.MatchString(d.Key):
+			return apperr.Invalidf("key_definitions[%d].key %q must start with a letter or _ and hold only letters, digits and _ (64 at most)", i, d.Key)
+		case seen[d.Key]:
+			return apperr.Invalidf("key_definitions[%d].key %q is defined twice", i, d.Key)
+		case d.Type != "" && !slices.Contains(KeyTypes, d.Type):
+			return apperr.Invalidf("key_definitions[%d].type %q must be one of %s", i, d.Type, strings.Join(KeyTypes, ", "))
+		case len(d.Description) > MaxSummaryInstructionsLength:
+			return apperr.Invalidf("key_definitions[%d].description is too long", i)
+		}
+		seen[d.Key] = true
+	}
+	if len(in.KeyDefinitions) > 0 {
+		a.KeyDefinitions = models.MustJSON(in.KeyDefinitions)
+	} else {
+		a.KeyDefinitions = nil
+	}
+	if len(in.SummaryInstructions) > MaxSummaryInstructionsLength {
+		return apperr.Invalidf("summary_instructions is longer than %d characters", MaxSummaryInstructionsLength)
+	}
+	a.SummaryInstructions = strings.TrimSpace(in.SummaryInstructions)
+	a.PriorityField = strings.TrimSpace(in.PriorityField)
+	if a.PriorityField != "" && !keyName.MatchString(a.PriorityField) {
+		return apperr.Invalidf("priority_field %q must start with a letter or _ and hold only letters, digits and _", a.PriorityField)
+	}
+	a.DocumentTranslationEnabled = in.DocumentTranslationEnabled
+	if a.ResumeWebhookURL, err = checkHTTPURL(in.ResumeWebhookURL, "resume_webhook_url", true); err != nil {
+		return err
+	}
+	return nil
+}
+
+// newWebhookSecret returns a fresh signing secret for resume webhooks.
+func newWebhookSecret() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("admin: random: %v", err))
+	}
+	return WebhookSecretPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ListAgents returns the workspace's agents by name.
+func (s *Service) ListAgents(ctx context.Context, workspaceID string) ([]AgentView, error) {
+	var rows []models.Agent
+	if err := s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID).Order("name, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("admin: list agents: %w", err)
+	}
+	out := make([]AgentView, 0, len(rows))
+	for _, a := range rows {
+		out = append(out, agentView(a))
+	}
+	return out, nil
+}
+
+// GetAgent returns an agent of the workspace.
+func (s *Service) GetAgent(ctx context.Context, workspaceID, id string) (AgentView, error) {
+	var a models.Agent
+	if err := take(ctx, s.st.DB, &a, workspaceID, id, "agent"); err != nil {
+		return AgentView{}, err
+	}
+	return agentView(a), nil
+}
+
+// CreateAgent creates an agent with a fresh webhook signing secret, which
+// the reply carries this once (sealed at rest, never shown again).
+func (s *Service) CreateAgent(ctx context.Context, workspaceID, actor string, in AgentInput) (AgentView, error) {
+	a := models.Agent{ID: models.NewID(), WorkspaceID: workspaceID}
+	if err := checkAgent(&a, in); err != nil {
+		return AgentView{}, err
+	}
+	secret := newWebhookSecret()
+	sealed, err := s.sealBytes([]byte(secret))
+	if err != nil {
+		return AgentView{}, err
+	}
+	a.WebhookSecretEnc = sealed
+	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "agent.create", TargetType: "agent", TargetID: a.ID,
+		Detail: map[string]any{"name": a.Name}}
+	err = s.change(ctx, &e, func(tx *gorm.DB) error {
+		if err := tx.Create(&a).Error; err != nil {
+			return fmt.Errorf("admin: create agent: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return AgentView{}, err
+	}
+	v := agentView(a)
+	v.WebhookSecret = secret
+	return v, nil
+}
+
+// UpdateAgent applies a merge patch to an agent of the workspace.
+func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string, patch []byte) (AgentView, error) {
+	var a models.Agent
+	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "agent.update", TargetType: "agent", TargetID: id,
+		Detail: map[string]any{"patch": json.RawMessage(patch)}}
+	err := s.change(ctx, &e, func(tx *gorm.DB) error {
+		if err := take(ctx, tx, &a, workspaceID, id, "agent"); err != nil {
+			return err
+		}
+		var in AgentInput
+		if err := mergeInto(agentInput(a), patch, &in); err != nil {
+			return err
+		}
+		if err := checkAgent(&a, in); err != nil {
+			return err
+		}
+		a.UpdatedAt = time.Now().UTC()
+		if err := tx.Select("name", "key_definitions", "summary_instructions", "priority_field",
+			"document_translation_enabled", "resume_webhook_url", "updated_at").Updates(&a).Error; err != nil {
+			return fmt.Errorf("admin: update agent: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return AgentView{}, err
+	}
+	return agentView(a), nil
+}
+
+// RotateWebhookSecret replaces an agent's webhook signing secret and returns
+// the agent with the new secret, shown this once. Deliveries signed from now
+// on use it.
+func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, actor, id string) (AgentView, error) {
+	var a models.Agent
+	secret := newWebhookSecret()
+	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "agent.rotate_webhook_secret", TargetType: "agent", TargetID: id}
+	err := s.change(ctx, &e, func(tx *gorm.DB) error {
+		if err := take(ctx, tx, &a, workspaceID, id, "agent"); err != nil {
+			return err
+		}
+		sealed, err := s.sealBytes([]byte(secret))
+		if err != nil {
+			return err
+		}
+		a.WebhookSecretEnc, a.UpdatedAt = sealed, time.Now().UTC()
+		if err := tx.Select("webhook_secret_enc", "updated_at").Updates(&a).Error; err != nil {
+			return fmt.Errorf("admin: rotate webhook secret: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return AgentView{}, err
+	}
+	v := agentView(a)
+	v.WebhookSecret = secret
+	return v, nil
+}
+
+// DeleteAgent deletes an agent of the workspace with its tokens, configured
+// tools and tasks.
+func (s *Service) DeleteAgent(ctx context.Context, workspaceID, actor, id string) error {
+	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "agent.delete", TargetType: "agent", TargetID: id}
+	return s.change(ctx, &e, func(tx *gorm.DB) error {
+		var a models.Agent
+		if err := take(ctx, tx, &a, workspaceID, id, "agent"); err != nil {
+			return err
+		}
+		e.Detail = map[string]any{"name": a.Name}
+		return inUse(tx.Delete(&models.Agent{}, "id = ?", a.ID).Error, "agent", "other rows")
+	})
+}

@@ -1,0 +1,264 @@
+package artifact
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/models"
+)
+
+// RuntimePath is where the runtime verbs are mounted on the API.
+const RuntimePath = "/api/app-runtime"
+
+// Verbs are the runtime verbs this backend serves, advertised on every mint
+// so a bundle negotiates instead of guessing.
+var Verbs = []string{"read", "write", "action", "run", "capability"}
+
+// Versions are the reply envelopes this backend serves: v1 (the verbs' own
+// shapes) and v2 (X-Nanonets-App-Runtime: v2).
+var Versions = []string{"v1", "v2"}
+
+// Descriptor is the complete live descriptor a mint returns (seed 000, "What
+// the mint returns" and "Display settings"). The JSON names are the contract.
+type Descriptor struct {
+	SessionToken string    `json:"session_token"`
+	SessionID    string    `json:"session_id"`
+	ExpiresAt    time.Time `json:"expires_at"`
+
+	BundleURL        string `json:"bundle_url"`
+	BundleSHA        string `json:"bundle_sha"`
+	BundleID         string `json:"bundle_id"`
+	BundleVersion    int    `json:"bundle_version"`
+	BindingID        string `json:"binding_id"`
+	ConfiguredToolID string `json:"configured_tool_id"`
+	StepID           string `json:"step_id"`
+	TaskID           string `json:"task_id"`
+	// Params is the step's params (step.input.params), forwarded to the
+	// bundle as runtime.params; {} when the step has none.
+	Params json.RawMessage `json:"params"`
+
+	ActionSchema      models.JSON `json:"action_schema"`
+	Theme             models.JSON `json:"theme"`
+	DefaultFullscreen bool        `json:"default_fullscreen"`
+	AwaitReview       bool        `json:"await_review"`
+	// AwaitID is the step's task_awaits row, or null when the step never parked the task.
+	AwaitID      *string `json:"await_id"`
+	AwaitPending bool    `json:"await_pending"`
+
+	Runtime Runtime `json:"runtime"`
+}
+
+// Runtime is what the backend offers the bundle.
+type Runtime struct {
+	APIBase  string   `json:"api_base"`
+	Verbs    []string `json:"verbs"`
+	Versions []string `json:"versions"`
+	// Capabilities are those this deployment serves and the binding grants,
+	// so a bundle never negotiates onto one that would answer 501 or 403.
+	Capabilities []string `json:"capabilities"`
+	// HostCapabilities is the subset of Capabilities the browser host
+	// performs over bridge messages; /capability refuses them.
+	HostCapabilities []string `json:"host_capabilities"`
+}
+
+// Minter mints sessions for app-tool steps. Build it once per process
+// (internal/platform); it is safe for concurrent use.
+type Minter struct {
+	Store    *store.Store
+	Sessions *session.Issuer
+	// BundleBaseURL is where bundles are served: a bundle's URL is
+	// BundleBaseURL/<bundle id>/<version>.
+	BundleBaseURL string
+	// RuntimeBase is the absolute URL of the runtime verbs (runtime.api_base).
+	RuntimeBase string
+	// ServedFunc reports whether this deployment implements a capability.
+	ServedFunc func(name string) bool
+}
+
+// MintRequest is a host's request for a session on one step.
+type MintRequest struct {
+	WorkspaceID string // the host token's workspace
+	UserID      string // the host token's user; the session's reviewer
+	StepID      string
+}
+
+// Mint checks that the step is an app-tool step of the caller's workspace,
+// reads its configured tool, bundle, binding and await as they are now, mints
+// a session (which may revoke the task's oldest, see session.Issuer.Mint) and
+// returns the descriptor. A step that does not exist, is not an app-tool step
+// or belongs to another workspace is the same 404, so other workspaces' steps
+// cannot be probed.
+func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) {
+	if !models.IsID(req.StepID) {
+		return Descriptor{}, apperr.Invalidf("step_id must be a UUID, got %q", req.StepID)
+	}
+	db := m.Store.DB.WithContext(ctx)
+	step, task, err := appToolStep(db, req.WorkspaceID, req.StepID)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	if step.ConfiguredToolID == nil {
+		return Descriptor{}, apperr.Conflictf("step %s has no configured tool, so its bundle cannot be resolved", step.ID)
+	}
+	var tool models.ConfiguredTool
+	err = db.Where("id = ? AND workspace_id = ? AND base_tool = ?", *step.ConfiguredToolID, req.WorkspaceID, models.BaseAppTool).
+		Take(&tool).Error
+	if err := store.NotFound(err, "artifact: load configured tool", "app tool "+*step.ConfiguredToolID); err != nil {
+		return Descriptor{}, err
+	}
+	bundle, err := toolBundle(db, tool)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	bind, spec, err := toolBinding(db, tool)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	params, err := stepParams(step)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	awaitID, pending, err := stepAwait(db, step)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	served := m.ServedFunc
+	if served == nil {
+		served = func(string) bool { return false }
+	}
+	capabilities, host := binding.OfferedCapabilities(spec, served)
+
+	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
+		WorkspaceID: req.WorkspaceID, TaskID: task.ID, AgentID: task.AgentID, StepID: step.ID,
+		ConfiguredToolID: tool.ID, BindingID: bind.ID, UserID: req.UserID,
+	})
+	if err != nil {
+		return Descriptor{}, err
+	}
+	return Descriptor{
+		SessionToken:      token,
+		SessionID:         claims.SessionID,
+		ExpiresAt:         claims.ExpiresAt,
+		BundleURL:         m.BundleBaseURL + "/" + bundle.ID + "/" + strconv.Itoa(bundle.Version),
+		BundleSHA:         bundle.SHA256,
+		BundleID:          bundle.ID,
+		BundleVersion:     bundle.Version,
+		BindingID:         bind.ID,
+		ConfiguredToolID:  tool.ID,
+		StepID:            step.ID,
+		TaskID:            task.ID,
+		Params:            params,
+		ActionSchema:      tool.ActionSchema,
+		Theme:             tool.Theme,
+		DefaultFullscreen: tool.DefaultFullscreen,
+		AwaitReview:       tool.AwaitReview,
+		AwaitID:           awaitID,
+		AwaitPending:      pending,
+		Runtime: Runtime{
+			APIBase:          m.RuntimeBase,
+			Verbs:            Verbs,
+			Versions:         Versions,
+			Capabilities:     capabilities,
+			HostCapabilities: host,
+		},
+	}, nil
+}
+
+// appToolStep loads the step and its task, refusing with one 404 anything
+// the caller may not mint for.
+func appToolStep(db *gorm.DB, workspaceID, stepID string) (models.Step, models.Task, error) {
+	notFound := apperr.NotFoundf("app-tool step %s not found", stepID)
+	var step models.Step
+	err := db.Where("id = ? AND kind = ?", stepID, models.StepAppTool).Take(&step).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return step, models.Task{}, notFound
+	}
+	if err != nil {
+		return step, models.Task{}, fmt.Errorf("artifact: load step: %w", err)
+	}
+	var task models.Task
+	err = db.Where("id = ? AND workspace_id = ?", step.TaskID, workspaceID).Take(&task).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return step, task, notFound
+	}
+	if err != nil {
+		return step, task, fmt.Errorf("artifact: load task: %w", err)
+	}
+	return step, task, nil
+}
+
+// toolBundle loads the tool's pinned bundle version, or the newest one.
+func toolBundle(db *gorm.DB, tool models.ConfiguredTool) (models.Bundle, error) {
+	var b models.Bundle
+	if tool.BundleID == nil {
+		return b, apperr.Conflictf("app tool %q names no bundle", tool.DisplayName)
+	}
+	q := db.Where("id = ? AND workspace_id = ?", *tool.BundleID, tool.WorkspaceID)
+	what := "bundle " + *tool.BundleID
+	if tool.BundleVersion != nil {
+		q = q.Where("version = ?", *tool.BundleVersion)
+		what += " version " + strconv.Itoa(*tool.BundleVersion)
+	} else {
+		q = q.Order("version DESC")
+	}
+	err := q.Take(&b).Error
+	return b, store.NotFound(err, "artifact: load bundle", what)
+}
+
+// toolBinding loads the tool's binding and decodes what it grants.
+func toolBinding(db *gorm.DB, tool models.ConfiguredTool) (models.Binding, binding.Spec, error) {
+	var b models.Binding
+	var spec binding.Spec
+	if tool.BindingID == nil {
+		return b, spec, apperr.Conflictf("app tool %q names no binding", tool.DisplayName)
+	}
+	err := db.Where("id = ? AND workspace_id = ?", *tool.BindingID, tool.WorkspaceID).Take(&b).Error
+	if err := store.NotFound(err, "artifact: load binding", "binding "+*tool.BindingID); err != nil {
+		return b, spec, err
+	}
+	if len(b.AllowedOperations) > 0 {
+		if err := json.Unmarshal(b.AllowedOperations, &spec); err != nil {
+			return b, spec, fmt.Errorf("artifact: decode allowed_operations of binding %s: %w", b.ID, err)
+		}
+	}
+	return b, spec, nil
+}
+
+// stepParams returns step.input.params, or {} when the step has none.
+func stepParams(step models.Step) (json.RawMessage, error) {
+	var input struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if err := step.Input.Decode(&input); err != nil {
+		return nil, fmt.Errorf("artifact: decode input of step %s: %w", step.ID, err)
+	}
+	if len(input.Params) == 0 || string(input.Params) == "null" {
+		return json.RawMessage(`{}`), nil
+	}
+	return input.Params, nil
+}
+
+// stepAwait returns the step's await (source app_tool, correlation key = the
+// step id) and whether it is still pending; nil when it has none.
+func stepAwait(db *gorm.DB, step models.Step) (*string, bool, error) {
+	var aw models.TaskAwait
+	err := db.Where("task_id = ? AND source_type = ? AND correlation_key = ?", step.TaskID, models.AwaitSourceAppTool, step.ID).
+		Take(&aw).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("artifact: load await: %w", err)
+	}
+	return &aw.ID, aw.Status == models.AwaitPending, nil
+}

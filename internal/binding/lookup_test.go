@@ -1,0 +1,258 @@
+package binding_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+// clock is a settable clock for ServiceOptions.NowFunc.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+
+func newService(t *testing.T, st *store.Store, rc *redis.Client, prefix string, c *clock) *binding.Service {
+	t.Helper()
+	o := binding.ServiceOptions{Store: st, Redis: rc, KeyPrefix: prefix}
+	if c != nil {
+		o.NowFunc = c.Now
+	}
+	s, err := binding.NewService(context.Background(), o)
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// dataSource creates a tenant and a postgres integration for its bindings.
+func dataSource(t *testing.T, st *store.Store) (workspaceID, integrationID string) {
+	t.Helper()
+	tn := testkit.NewTenant(t, st.DB)
+	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "db", Kind: binding.IntegrationPostgres}
+	require.NoError(t, st.DB.Create(&in).Error)
+	return tn.Workspace.ID, in.ID
+}
+
+func opsWithColumns(cols ...string) json.RawMessage {
+	return json.RawMessage(models.MustJSON(map[string]any{
+		"writes": []any{map[string]any{"op": "save", "table": "t", "mode": "insert", "columns": cols}},
+	}))
+}
+
+func writeColumns(t *testing.T, l *binding.Loaded) []string {
+	t.Helper()
+	w, ok := l.Write("save")
+	require.True(t, ok)
+	return w.Columns
+}
+
+// TestLookupWithoutStampServesAtMostFiveSecondsOld: a binding changed where
+// no stamp tells of it (here, straight in the database) is re-read once the
+// cached copy is MaxStaleness old, and not before.
+func TestLookupWithoutStampServesAtMostFiveSecondsOld(t *testing.T) {
+	t.Parallel()
+	st, rd, c := testkit.Schema(t), testkit.Redis(t), newClock()
+	svc := newService(t, st, rd.Client, rd.Prefix, c)
+	ws, integ := dataSource(t, st)
+	row := models.Binding{ID: models.NewID(), WorkspaceID: ws, Name: "b", BindingKind: binding.KindPostgres, IntegrationID: &integ,
+		AllowedOperations: models.JSON(opsWithColumns("a")), Version: 1}
+	require.NoError(t, st.DB.Create(&row).Error)
+	ctx := context.Background()
+
+	loadedAt := c.Now()
+	l, err := svc.Lookup(ctx, row.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, writeColumns(t, l))
+	n, err := rd.Client.Exists(ctx, rd.Prefix+"binding:ver:"+row.ID).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "the test needs a binding without a stamp")
+
+	require.NoError(t, st.DB.Model(&models.Binding{}).Where("id = ?", row.ID).
+		Updates(map[string]any{"allowed_operations": models.JSON(opsWithColumns("a", "b")), "version": 2}).Error)
+	for _, age := range []time.Duration{0, time.Second, binding.MaxStaleness - time.Millisecond} {
+		c.Set(loadedAt.Add(age))
+		l, err = svc.Lookup(ctx, row.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, l.Version, "at age %s the cached copy is served", age)
+	}
+	c.Advance(time.Millisecond)
+	l, err = svc.Lookup(ctx, row.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, l.Version, "at MaxStaleness the binding is re-read")
+	require.Equal(t, []string{"a", "b"}, writeColumns(t, l))
+}
+
+// TestLookupFallsBackWhenRedisFails: when the stamp cannot be read, a
+// cached binding is served while younger than MaxStaleness, then re-read.
+func TestLookupFallsBackWhenRedisFails(t *testing.T) {
+	t.Parallel()
+	st, rd, c := testkit.Schema(t), testkit.Redis(t), newClock()
+	writer := newService(t, st, rd.Client, rd.Prefix, nil)
+	opts, err := redis.ParseURL(testkit.RedisURL())
+	require.NoError(t, err)
+	failing := redis.NewClient(opts)
+	reader := newService(t, st, failing, rd.Prefix, c)
+	ws, integ := dataSource(t, st)
+	ctx := context.Background()
+
+	b, err := writer.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	require.NoError(t, err)
+	l, err := reader.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, l.Version)
+
+	require.NoError(t, failing.Close())
+	_, err = writer.Update(ctx, ws, b.ID, "test", binding.Patch{AllowedOperations: opsWithColumns("a", "b")})
+	require.NoError(t, err)
+
+	c.Advance(binding.MaxStaleness - time.Millisecond)
+	l, err = reader.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, l.Version, "without Redis a young entry is served")
+	c.Advance(time.Millisecond)
+	l, err = reader.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, l.Version, "without Redis an entry is re-read at MaxStaleness")
+}
+
+// TestSaveEvictsEveryReplicasEntry: the "saved" message reaches the other
+// service, which drops its entry (the stamp alone would only make it reload).
+func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
+	t.Parallel()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	one := newService(t, st, rd.Client, rd.Prefix, nil)
+	ws, integ := dataSource(t, st)
+	ctx := context.Background()
+
+	b, err := one.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	require.NoError(t, err)
+	// The second replica starts after the create, so the create's own
+	// announcement cannot evict its entry behind the test's back.
+	two := newService(t, st, rd.Client, rd.Prefix, nil)
+	_, err = two.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.True(t, two.Cached(b.ID))
+
+	_, err = one.Update(ctx, ws, b.ID, "test", binding.Patch{AllowedOperations: opsWithColumns("b")})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !two.Cached(b.ID) }, 5*time.Second, 5*time.Millisecond)
+	require.False(t, one.Cached(b.ID), "the saving replica drops its own entry at once")
+}
+
+// TestLookupRepairsAStaleStamp: a stamp behind the database (a save whose
+// stamp never landed) is moved forward by the next reload.
+func TestLookupRepairsAStaleStamp(t *testing.T) {
+	t.Parallel()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	svc := newService(t, st, rd.Client, rd.Prefix, nil)
+	ws, integ := dataSource(t, st)
+	ctx := context.Background()
+	b, err := svc.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	require.NoError(t, err)
+	key := rd.Prefix + "binding:ver:" + b.ID
+	require.Equal(t, "1", rd.Client.Get(ctx, key).Val())
+	_, err = svc.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+
+	// A save whose stamp never landed: the database is at 2, the stamp at 1.
+	require.NoError(t, st.DB.Model(&models.Binding{}).Where("id = ?", b.ID).Update("version", 2).Error)
+	rd.Client.Set(ctx, key, "0", 0) // older than the cached entry: it reloads
+	l, err := svc.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, l.Version)
+	require.Equal(t, "2", rd.Client.Get(ctx, key).Val(), "the reload repairs the stamp")
+	again, err := svc.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Same(t, l, again, "with the stamp repaired the entry is served from the cache")
+}
+
+func TestLookupUnknownBinding(t *testing.T) {
+	t.Parallel()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	svc := newService(t, st, rd.Client, rd.Prefix, nil)
+	for _, id := range []string{models.NewID(), "not-an-id"} {
+		_, err := svc.Lookup(context.Background(), id)
+		require.True(t, apperr.Is(err, apperr.NotFound), "%s: %v", id, err)
+		require.False(t, svc.Cached(id))
+	}
+}
+
+func TestLoadedIndexesEveryOp(t *testing.T) {
+	t.Parallel()
+	yes := false
+	l := binding.NewLoaded(binding.Binding{
+		ID: "b", WorkspaceID: "w", BindingKind: binding.KindPostgres, Version: 3,
+		AllowedOperations: binding.Spec{
+			Reads:        []binding.Read{{Op: "list", Table: "t", Columns: []string{"a"}}},
+			Writes:       []binding.Write{{Op: "save", Table: "t", Mode: binding.ModeInsert, Columns: []string{"a"}}},
+			Actions:      []binding.Action{{Name: "approve", Writes: []string{"save"}, ResolvesAwait: true}},
+			HTTPCalls:    []binding.HTTPCall{{Op: "lookup", Method: "GET", URL: "https://crm.example.com/a"}},
+			Tools:        []binding.Tool{{Op: "translate", Tool: "translate_text", Record: &yes}},
+			Capabilities: []string{"next_review_task"},
+		},
+	})
+	r, ok := l.Read("list")
+	require.True(t, ok)
+	require.Equal(t, "t", r.Table)
+	_, ok = l.Read("save")
+	require.False(t, ok, "a write is not a read")
+	w, ok := l.Write("save")
+	require.True(t, ok)
+	require.Equal(t, binding.ModeInsert, w.Mode)
+	a, ok := l.Action("approve")
+	require.True(t, ok)
+	require.True(t, a.ResolvesAwait)
+	h, ok := l.HTTPCall("lookup")
+	require.True(t, ok)
+	require.Equal(t, "GET", h.Method)
+	tool, ok := l.Tool("translate")
+	require.True(t, ok)
+	require.False(t, tool.Records())
+	_, ok = l.Tool("list")
+	require.False(t, ok)
+
+	require.True(t, l.Grants("file_preview"), "grandfathered")
+	require.True(t, l.Grants("next_review_task"), "granted by the list")
+	require.False(t, l.Grants("document_selection"), "not granted")
+	require.Equal(t, []string{"file_preview", "list_files", "split_document", "get_translation", "next_review_task"}, l.Capabilities())
+}
+
+// BenchmarkLookupHit measures the runtime's hot path: a cached binding whose
+// stamp matches (one Redis GET).
+func BenchmarkLookupHit(b *testing.B) {
+	st, rd := testkit.Schema(b), testkit.Redis(b)
+	svc, err := binding.NewService(context.Background(), binding.ServiceOptions{Store: st, Redis: rd.Client, KeyPrefix: rd.Prefix})
+	require.NoError(b, err)
+	defer svc.Close()
+	tn := testkit.NewTenant(b, st.DB)
+	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "db", Kind: binding.IntegrationPostgres}
+	require.NoError(b, st.DB.Create(&in).Error)
+	ctx := context.Background()
+	bd, err := svc.Create(ctx, tn.Workspace.ID, "bench", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: in.ID, AllowedOperations: opsWithColumns("a")})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := svc.Lookup(ctx, bd.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

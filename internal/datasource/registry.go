@@ -1,0 +1,175 @@
+package datasource
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"sync"
+	"time"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/models"
+)
+
+// ConnectTimeout bounds dialing a data source when its DSN sets none.
+const ConnectTimeout = 5 * time.Second
+
+// DefaultMaxConns is a Postgres source's pool size when its DSN sets no
+// pool_max_conns.
+const DefaultMaxConns = 16
+
+// Options tune the sources a Registry opens. Zero values take the defaults.
+type Options struct {
+	MaxConns     int32         // per Postgres source; DefaultMaxConns
+	QueryTimeout time.Duration // per statement; QueryTimeout
+}
+
+// Secrets is the sealed secrets document of a data-source integration.
+type Secrets struct {
+	DSN string `json:"dsn"`
+}
+
+// Registry holds one open source per integration, keyed by the integration's
+// id and the hash of its DSN: a rotated secret opens a new pool and closes
+// the old one. Sources are opened on first use and closed by Close. It is
+// safe for concurrent use; build one per process.
+type Registry struct {
+	box  *crypt.Box
+	opts Options
+
+	mu      sync.RWMutex
+	entries map[string]*entry // by integration id
+	sqlite  bool
+	closed  bool
+	closing sync.WaitGroup
+}
+
+// entry is the open source of one integration.
+type entry struct {
+	kind    string
+	sealed  []byte // the integration's SecretsEnc when the entry was made
+	dsnHash [sha256.Size]byte
+	updated time.Time // the integration's UpdatedAt when the entry was made
+	src     closableSource
+}
+
+type closableSource interface {
+	Source
+	close()
+}
+
+// NewRegistry returns a Registry that opens integration secrets with box
+// (nil in a process without SECRETS_KEY: every Source call then fails).
+func NewRegistry(box *crypt.Box, o Options) *Registry {
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = QueryTimeout
+	}
+	return &Registry{box: box, opts: o, entries: make(map[string]*entry)}
+}
+
+// EnableSQLite lets the registry serve integrations of kind sqlite, whose
+// DSN is a file path on this host. Only the dev mode does this: in a shared
+// deployment a tenant's admin could otherwise read any SQLite file the
+// process can.
+func (r *Registry) EnableSQLite() {
+	r.mu.Lock()
+	r.sqlite = true
+	r.mu.Unlock()
+}
+
+// Source returns the data source of integ, opening it on first use. The
+// caller must have checked that integ belongs to the workspace in question.
+func (r *Registry) Source(ctx context.Context, integ models.Integration) (Source, error) {
+	r.mu.RLock()
+	e, ok := r.entries[integ.ID]
+	closed := r.closed
+	// Fast path: the same sealed secrets hold the same DSN.
+	current := ok && e.kind == integ.Kind && bytes.Equal(e.sealed, integ.SecretsEnc)
+	r.mu.RUnlock()
+	if closed {
+		return nil, apperr.New(apperr.Unavailable, "data sources are shutting down")
+	}
+	if current {
+		return e.src, nil
+	}
+	return r.open(integ)
+}
+
+// open makes or replaces the entry of integ after its secrets changed.
+func (r *Registry) open(integ models.Integration) (Source, error) {
+	if integ.Kind != KindPostgres && integ.Kind != KindSQLite {
+		return nil, apperr.Invalidf("integration %q (kind %q) is not a data source", integ.Name, integ.Kind)
+	}
+	if r.box == nil {
+		return nil, apperr.New(apperr.Internal, "no SECRETS_KEY to open the secrets of integration %q", integ.Name)
+	}
+	var secrets Secrets
+	if err := r.box.OpenJSON(integ.SecretsEnc, &secrets); err != nil {
+		return nil, apperr.Wrap(err, apperr.Internal, "open the secrets of integration %q", integ.Name)
+	}
+	if secrets.DSN == "" {
+		return nil, apperr.New(apperr.BadGateway, "integration %q has no dsn secret", integ.Name)
+	}
+	hash := sha256.Sum256([]byte(integ.Kind + "\x00" + secrets.DSN))
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, apperr.New(apperr.Unavailable, "data sources are shutting down")
+	}
+	old, ok := r.entries[integ.ID]
+	if ok && old.dsnHash == hash {
+		// Re-sealed, same DSN (or another request got here first): keep the pool.
+		r.entries[integ.ID] = &entry{kind: old.kind, sealed: bytes.Clone(integ.SecretsEnc), dsnHash: hash, updated: integ.UpdatedAt, src: old.src}
+		return old.src, nil
+	}
+	if ok && integ.UpdatedAt.Before(old.updated) {
+		// A caller holding a copy of the integration from before the
+		// rotation: the newer DSN is the right one, and flipping back would
+		// close the pool the up-to-date callers use.
+		return old.src, nil
+	}
+	var src closableSource
+	var err error
+	switch integ.Kind {
+	case KindPostgres:
+		src, err = openPostgres(secrets.DSN, r.opts)
+	case KindSQLite:
+		if !r.sqlite {
+			return nil, apperr.NotImplementedf("integration %q: SQLite data sources are served only by appruntime dev", integ.Name)
+		}
+		src, err = openSQLite(secrets.DSN, r.opts)
+	}
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.BadGateway, "integration %q: %v", integ.Name, err)
+	}
+	r.entries[integ.ID] = &entry{kind: integ.Kind, sealed: bytes.Clone(integ.SecretsEnc), dsnHash: hash, updated: integ.UpdatedAt, src: src}
+	if ok {
+		// A pool closes once its borrowed connections come back; requests
+		// still running on the old DSN finish there.
+		r.closing.Add(1)
+		go func() {
+			defer r.closing.Done()
+			old.src.close()
+		}()
+	}
+	return src, nil
+}
+
+// Close closes every source and waits for replaced ones to finish closing.
+// Source fails afterwards.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	r.closed = true
+	entries := r.entries
+	r.entries = map[string]*entry{}
+	r.mu.Unlock()
+	for _, e := range entries {
+		e.src.close()
+	}
+	r.closing.Wait()
+}

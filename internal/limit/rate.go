@@ -1,0 +1,116 @@
+package limit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+)
+
+// The per-surface rate of seed 000 ("Limits and side effects"): a surface
+// may call 5 times a second sustained, in bursts of up to 20.
+const (
+	SurfaceRatePerSecond = 5
+	SurfaceBurst         = 20
+)
+
+// Rate is a sustained rate with a burst allowance.
+type Rate struct {
+	PerSecond int
+	Burst     int
+}
+
+// SurfaceRate is the rate every surface gets unless SetRate changes it.
+var SurfaceRate = Rate{PerSecond: SurfaceRatePerSecond, Burst: SurfaceBurst}
+
+// Limiter is the per-surface rate limit. Its state is a GCRA cell per
+// surface in Redis, so all replicas share one budget per surface; it is safe
+// for concurrent use.
+type Limiter struct {
+	rl     *redis_rate.Limiter
+	prefix string
+	limit  atomic.Pointer[redis_rate.Limit]
+}
+
+// NewLimiter returns a Limiter at SurfaceRate whose keys start with keyPrefix.
+func NewLimiter(rc redis.UniversalClient, keyPrefix string) *Limiter {
+	l := &Limiter{rl: redis_rate.NewLimiter(keyspace{rc}), prefix: keyPrefix + "rate:surface:"}
+	l.SetRate(SurfaceRate)
+	return l
+}
+
+// SetRate changes the rate of every surface from the next call on (tests
+// of other packages raise it so that their calls are not refused).
+func (l *Limiter) SetRate(r Rate) {
+	lim := redis_rate.Limit{Rate: max(r.PerSecond, 1), Burst: max(r.Burst, 1), Period: time.Second}
+	l.limit.Store(&lim)
+}
+
+// Rate returns the current rate.
+func (l *Limiter) Rate() Rate {
+	lim := l.limit.Load()
+	return Rate{PerSecond: lim.Rate, Burst: lim.Burst}
+}
+
+// Allow spends one call of surface's budget. It returns nil, or a 429
+// (apperr.RateLimited) whose RetryAfter is when the next call will pass.
+// When Redis cannot be asked it refuses with a retryable 503 rather than
+// letting calls through unmetered.
+func (l *Limiter) Allow(ctx context.Context, surface string) error {
+	lim := l.limit.Load()
+	res, err := l.rl.Allow(ctx, l.prefix+surface, *lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("limit: rate: %w", ctx.Err())
+		}
+		return apperr.Wrap(err, apperr.Unavailable, "rate limiter is unavailable; retry")
+	}
+	if res.Allowed > 0 {
+		return nil
+	}
+	return apperr.RateLimitedAfter(res.RetryAfter,
+		"this surface is calling faster than %d/s sustained (burst %d)", lim.Rate, lim.Burst)
+}
+
+// libraryPrefix is what redis_rate puts in front of every key.
+const libraryPrefix = "rate:"
+
+// keyspace hands redis_rate a client that drops the library's own key
+// prefix, so the limiter's keys live under the deployment's KeyPrefix like
+// every other key.
+type keyspace struct{ redis.UniversalClient }
+
+// unprefix strips the library's prefix in place: redis_rate builds a fresh
+// keys slice on every call.
+func unprefix(keys []string) []string {
+	for i, k := range keys {
+		keys[i] = strings.TrimPrefix(k, libraryPrefix)
+	}
+	return keys
+}
+
+func (k keyspace) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return k.UniversalClient.Eval(ctx, script, unprefix(keys), args...)
+}
+
+func (k keyspace) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return k.UniversalClient.EvalSha(ctx, sha1, unprefix(keys), args...)
+}
+
+func (k keyspace) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return k.UniversalClient.EvalRO(ctx, script, unprefix(keys), args...)
+}
+
+func (k keyspace) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return k.UniversalClient.EvalShaRO(ctx, sha1, unprefix(keys), args...)
+}
+
+func (k keyspace) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return k.UniversalClient.Del(ctx, unprefix(keys)...)
+}

@@ -1,0 +1,121 @@
+package limit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+// emission is the time GCRA needs to earn back one call at the seed's rate.
+const emission = time.Second / limit.SurfaceRatePerSecond
+
+// spend calls Allow until it is refused and returns how many calls passed,
+// the refusal and how long the calls took (calls earn budget back meanwhile).
+func spend(t *testing.T, ls []*limit.Limiter, surface string) (allowed int, took time.Duration, refusal error) {
+	t.Helper()
+	start := time.Now()
+	for i := 0; i < 1000; i++ {
+		if err := ls[i%len(ls)].Allow(context.Background(), surface); err != nil {
+			return allowed, time.Since(start), err
+		}
+		allowed++
+	}
+	t.Fatal("never refused")
+	return
+}
+
+// requireBurst checks that allowed is the seed's burst, give or take what
+// the time the calls took earned back.
+func requireBurst(t *testing.T, allowed int, took time.Duration) {
+	t.Helper()
+	require.GreaterOrEqual(t, allowed, limit.SurfaceBurst)
+	require.LessOrEqual(t, allowed, limit.SurfaceBurst+int(took/emission), "took %s", took)
+}
+
+func TestBurstThenRefused(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	l := limit.NewLimiter(env.Client, env.Prefix)
+
+	allowed, took, err := spend(t, []*limit.Limiter{l}, "step-1")
+	requireBurst(t, allowed, took)
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err))
+	var ae *apperr.Error
+	require.ErrorAs(t, err, &ae)
+	require.Greater(t, ae.RetryAfter, time.Duration(0))
+	require.LessOrEqual(t, ae.RetryAfter, emission, "the next call passes one emission interval later")
+	require.GreaterOrEqual(t, apperr.RetryAfterSeconds(err), 1, "Retry-After is a whole second at least")
+	_, _, msg := apperr.Public(err)
+	require.Equal(t, "this surface is calling faster than 5/s sustained (burst 20)", msg)
+
+	require.NoError(t, l.Allow(context.Background(), "step-2"), "every surface has its own budget")
+
+	keys, err := env.Client.Keys(context.Background(), env.Prefix+"rate:surface:*").Result()
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{env.Prefix + "rate:surface:step-1", env.Prefix + "rate:surface:step-2"}, keys,
+		"limiter keys live under the key prefix")
+	n, err := env.Client.Exists(context.Background(), "rate:"+env.Prefix+"rate:surface:step-1").Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+func TestReplicasShareOneBudget(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	a := limit.NewLimiter(env.Client, env.Prefix)
+	b := limit.NewLimiter(env.Client, env.Prefix)
+
+	allowed, took, err := spend(t, []*limit.Limiter{a, b}, "step-1")
+	requireBurst(t, allowed, took)
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err))
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(a.Allow(context.Background(), "step-1")))
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(b.Allow(context.Background(), "step-1")))
+}
+
+func TestSustainedRate(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	l := limit.NewLimiter(env.Client, env.Prefix)
+	_, _, _ = spend(t, []*limit.Limiter{l}, "step-1")
+
+	// With the burst spent, calls pass at the sustained rate only.
+	const window = 1200 * time.Millisecond
+	start := time.Now()
+	passed := 0
+	for time.Since(start) < window {
+		if l.Allow(context.Background(), "step-1") == nil {
+			passed++
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	want := int(elapsed / emission)
+	require.InDelta(t, want, passed, 1, "%d calls passed in %s at 5/s", passed, elapsed)
+}
+
+func TestSetRate(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	l := limit.NewLimiter(env.Client, env.Prefix)
+	require.Equal(t, limit.SurfaceRate, l.Rate())
+	l.SetRate(limit.Rate{PerSecond: 1000, Burst: 200})
+	require.Equal(t, limit.Rate{PerSecond: 1000, Burst: 200}, l.Rate())
+	for i := range 150 {
+		require.NoError(t, l.Allow(context.Background(), "step-1"), "call %d", i)
+	}
+}
+
+func TestLimiterWithoutRedisIsUnavailable(t *testing.T) {
+	t.Parallel()
+	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { _ = rc.Close() })
+	err := limit.NewLimiter(rc, "x:").Allow(context.Background(), "step-1")
+	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err), "%v", err)
+}

@@ -1,0 +1,218 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/models"
+)
+
+// Webhook delivery rules.
+const (
+	// WebhookAttemptTimeout bounds one POST to an agent's webhook.
+	WebhookAttemptTimeout = 10 * time.Second
+	// WebhookMaxRetry is how many times a failed delivery is retried
+	// (2^n s apart, up to WebhookMaxBackoff: about nine hours in all).
+	WebhookMaxRetry = 15
+	// WebhookMaxBackoff caps the wait between two attempts.
+	WebhookMaxBackoff = time.Hour
+	// maxRecordedError keeps a delivery row's error readable.
+	maxRecordedError = 500
+	// maxDrainedBody is how much of a receiver's reply is read (and
+	// discarded) so the connection can be reused.
+	maxDrainedBody = 64 << 10
+)
+
+// Webhook headers. The signature is "v1=" and the hex HMAC-SHA256, under the
+// agent's webhook secret, of the timestamp, a dot and the raw body.
+const (
+	HeaderEventID   = "X-Appruntime-Event-Id"
+	HeaderTimestamp = "X-Appruntime-Timestamp"
+	HeaderSignature = "X-Appruntime-Signature"
+	signatureScheme = "v1="
+)
+
+// ErrBadSignature is what VerifySignature returns for a request that was not
+// signed with the secret, or whose timestamp is outside the tolerance.
+var ErrBadSignature = errors.New("review: webhook signature does not verify")
+
+// Sign returns the X-Appruntime-Signature value of body sent at timestamp
+// (unix seconds) under secret.
+func Sign(secret []byte, timestamp int64, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(strconv.FormatInt(timestamp, 10)))
+	mac.Write([]byte("."))
+	mac.Write(body)
+	return signatureScheme + hex.EncodeToString(mac.Sum(nil))
+}
+
+// VerifySignature checks a received webhook: that one of the signatures in
+// the X-Appruntime-Signature header (comma-separated, so a secret can be
+// rotated) is Sign(secret, timestamp, body), and, when tolerance is
+// positive, that X-Appruntime-Timestamp is within tolerance of now, which
+// refuses replays of old deliveries. body must be the raw bytes received.
+func VerifySignature(secret []byte, header http.Header, body []byte, tolerance time.Duration) error {
+	ts, err := strconv.ParseInt(header.Get(HeaderTimestamp), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: missing or malformed %s", ErrBadSignature, HeaderTimestamp)
+	}
+	if tolerance > 0 {
+		if age := time.Since(time.Unix(ts, 0)); age > tolerance || age < -tolerance {
+			return fmt.Errorf("%w: timestamp is %s away from now", ErrBadSignature, age.Round(time.Second))
+		}
+	}
+	want := []byte(Sign(secret, ts, body))
+	for _, sig := range strings.Split(header.Get(HeaderSignature), ",") {
+		if hmac.Equal([]byte(strings.TrimSpace(sig)), want) {
+			return nil
+		}
+	}
+	return ErrBadSignature
+}
+
+// WebhookRetryDelay is how long to wait before retry n+1 of a failed
+// delivery (n = retries so far): 2^n seconds plus up to half again of
+// jitter, so receivers coming back from an outage are not hit in lockstep,
+// capped at WebhookMaxBackoff.
+func WebhookRetryDelay(n int) time.Duration {
+	base := WebhookMaxBackoff
+	if n >= 0 && n < 12 {
+		base = time.Duration(1<<n) * time.Second
+	}
+	d := base + rand.N(base/2+1)
+	return min(d, WebhookMaxBackoff)
+}
+
+// HandleWebhook delivers resume event eventID to the agent's resume
+// webhook: one signed POST, recorded in webhook_deliveries with its attempt
+// number, status, error and duration. A transport error or a non-2xx reply
+// is returned so the job is retried (WebhookRetryDelay); a destination the
+// SSRF guard refuses, or an agent without a webhook secret, is an apperr
+// error retrying cannot fix. An event already delivered is not sent again.
+func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
+	ev, err := r.loadEvent(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	db := r.store.DB.WithContext(ctx)
+	var agent models.Agent
+	err = db.Where("id = ?", ev.AgentID).Take(&agent).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && agent.ResumeWebhookURL == "") {
+		r.log.InfoContext(ctx, "resume webhook dropped: the agent has no webhook now", "event_id", eventID, "agent_id", ev.AgentID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("review: load agent %s: %w", ev.AgentID, err)
+	}
+	if gone, err := isTaskGone(db, ev.TaskID); err != nil || gone {
+		return err // a deleted task's deliveries went with it
+	}
+	var prior []models.WebhookDelivery
+	if err := db.Select("status_code").Where("event_id = ?", eventID).Find(&prior).Error; err != nil {
+		return fmt.Errorf("review: load deliveries of %s: %w", eventID, err)
+	}
+	for _, d := range prior {
+		if d.StatusCode >= 200 && d.StatusCode < 300 {
+			return nil // delivered by an earlier run that was not acknowledged
+		}
+	}
+	attempt := models.WebhookDelivery{
+		ID: models.NewID(), EventID: eventID, AgentID: agent.ID, TaskID: ev.TaskID,
+		URL: agent.ResumeWebhookURL, Attempt: len(prior) + 1,
+	}
+	sendErr := r.post(ctx, agent, ev, &attempt)
+	if sendErr != nil {
+		attempt.Error = truncate(sendErr.Error(), maxRecordedError)
+	}
+	if err := db.Create(&attempt).Error; err != nil {
+		return errors.Join(sendErr, fmt.Errorf("review: record webhook attempt: %w", err))
+	}
+	return sendErr
+}
+
+// post sends the signed event once and fills attempt's status and duration.
+func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, attempt *models.WebhookDelivery) error {
+	u, err := url.Parse(agent.ResumeWebhookURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return apperr.Invalidf("agent %s: resume_webhook_url %q is not an http(s) URL", agent.ID, agent.ResumeWebhookURL)
+	}
+	secret, err := r.webhookSecret(agent)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("review: marshal resume event: %w", err)
+	}
+	ts := time.Now().Unix()
+	ctx, cancel := context.WithTimeout(ctx, WebhookAttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return apperr.Invalidf("agent %s: resume_webhook_url: %v", agent.ID, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "appruntime-webhook/1")
+	req.Header.Set(HeaderEventID, ev.ID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, Sign(secret, ts, body))
+
+	start := time.Now()
+	res, err := r.client.Do(req)
+	attempt.DurationMS = time.Since(start).Milliseconds()
+	if err != nil {
+		if gateway.IsBlocked(err) {
+			return apperr.Wrap(err, apperr.Forbidden, "agent %s: resume_webhook_url resolves to a refused address", agent.ID)
+		}
+		return fmt.Errorf("review: post webhook: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxDrainedBody))
+	_ = res.Body.Close()
+	attempt.DurationMS = time.Since(start).Milliseconds()
+	attempt.StatusCode = res.StatusCode
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return fmt.Errorf("review: webhook answered %d", res.StatusCode)
+	}
+	return nil
+}
+
+// webhookSecret opens the agent's sealed webhook secret; its plaintext bytes
+// are the HMAC key.
+func (r *Resumer) webhookSecret(agent models.Agent) ([]byte, error) {
+	if len(agent.WebhookSecretEnc) == 0 {
+		return nil, apperr.Invalidf("agent %s has a resume_webhook_url but no webhook secret", agent.ID)
+	}
+	if r.secrets == nil {
+		return nil, apperr.NotImplementedf("no SECRETS_KEY is configured to open webhook secrets")
+	}
+	secret, err := r.secrets.Open(agent.WebhookSecretEnc)
+	if err != nil {
+		return nil, fmt.Errorf("review: open webhook secret of agent %s: %w", agent.ID, err)
+	}
+	return secret, nil
+}
+
+// truncate shortens s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}

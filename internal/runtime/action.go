@@ -1,0 +1,164 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/models"
+)
+
+// actionPayload is what an action takes: a row per write (by write op name)
+// and the placeholder values of its http_calls.
+type actionPayload struct {
+	Rows   map[string]map[string]any `json:"rows,omitempty"`
+	Values map[string]any            `json:"values,omitempty"`
+}
+
+// Action runs an action (ARCHITECTURE.md, decision 2): its writes in one
+// data-source transaction, then its http_calls; only when every upstream
+// answered 2xx are the writes committed, and then the feed event, the await
+// release and the resume event are committed together in the platform
+// database. A non-2xx upstream rolls the writes back and records nothing.
+func (s *Service) Action(ctx context.Context, c session.Claims, r Request) (Result, error) {
+	b, err := s.binding(ctx, c)
+	if err != nil {
+		return Result{}, err
+	}
+	act, ok := b.Action(r.Op)
+	if !ok {
+		return Result{}, opNotAllowed("action", r.Op)
+	}
+	if len(act.HTTPCalls) > 0 && s.Gateway == nil {
+		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; action %q makes http_calls", act.Name)
+	}
+	var p actionPayload
+	if err := decodePayload(r.Payload, &p); err != nil {
+		return Result{}, err
+	}
+	for name := range p.Rows {
+		if !contains(act.Writes, name) {
+			return Result{}, apperr.Forbiddenf("write %q is not part of action %q", name, act.Name)
+		}
+	}
+	stmts := make([]datasource.WriteStmt, len(act.Writes))
+	for i, name := range act.Writes {
+		op, _ := b.Write(name)
+		row := p.Rows[name]
+		if row == nil {
+			row = map[string]any{}
+		}
+		if stmts[i], err = writeStmt(op, row, c); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
+		return Result{}, err
+	}
+	if r.AwaitID != "" {
+		if err := s.checkAwaitOwner(ctx, c, r.AwaitID); err != nil {
+			return Result{}, err
+		}
+	}
+
+	results := map[string]any{}
+	responses := map[string]any{}
+	var tx datasource.Tx
+	if len(stmts) > 0 {
+		src, err := s.source(ctx, b)
+		if err != nil {
+			return Result{}, err
+		}
+		if tx, err = src.Begin(ctx); err != nil {
+			return Result{}, err
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		for i, st := range stmts {
+			n, err := tx.Write(ctx, st)
+			if err != nil {
+				return Result{}, fmt.Errorf("write %q: %w", act.Writes[i], err)
+			}
+			results[act.Writes[i]] = n
+		}
+	}
+	if err := s.callAll(ctx, c, b, act, p.Values, results, responses); err != nil {
+		return Result{}, err
+	}
+	if tx != nil {
+		if err := tx.Commit(ctx); err != nil {
+			return Result{}, err
+		}
+	}
+
+	feedName := act.FeedEvent
+	if feedName == "" {
+		feedName = act.Name
+	}
+	resolved := false
+	err = s.Store.Tx(ctx, func(db *gorm.DB) error {
+		if act.ResolvesAwait {
+			var err error
+			if _, resolved, err = review.ResolveSessionAwait(ctx, db, c, actor(c), act.Name); err != nil {
+				return err
+			}
+		}
+		results["await_resolved"] = resolved
+		return recordFeed(ctx, db, c, models.FeedAgentAction, feedName,
+			map[string]any{"verb": "action", "action": act.Name, "results": results})
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if resolved && s.AfterRelease != nil {
+		s.AfterRelease(ctx)
+	}
+	return Result{Kind: "action", Body: map[string]any{"ok": true, "results": results, "responses": responses}}, nil
+}
+
+// callAll runs the action's http_calls in order. A non-2xx upstream fails the
+// action with 502, carrying what was answered so far.
+func (s *Service) callAll(ctx context.Context, c session.Claims, b *binding.Loaded, act *binding.Action,
+	values map[string]any, results, responses map[string]any) error {
+	if len(act.HTTPCalls) == 0 {
+		return nil
+	}
+	in := CallInput{WorkspaceID: c.WorkspaceID, Values: withSession(values, c)}
+	for _, name := range act.HTTPCalls {
+		call, _ := b.HTTPCall(name)
+		resp, err := s.Gateway.Call(ctx, call, in)
+		if err != nil {
+			return err
+		}
+		results[name] = resp.Status
+		responses[name] = resp
+		if !resp.OK() {
+			e := apperr.New(apperr.BadGateway, "action %q failed: http_call %q answered %d; nothing was recorded", act.Name, name, resp.Status)
+			e.Detail = map[string]any{"ok": false, "results": results, "responses": responses}
+			return e
+		}
+	}
+	return nil
+}
+
+// checkAwaitOwner refuses an await id that is not the one of the session's
+// own step: a session can never act on another task's (or step's) await.
+func (s *Service) checkAwaitOwner(ctx context.Context, c session.Claims, awaitID string) error {
+	var n int64
+	err := s.Store.DB.WithContext(ctx).Model(&models.TaskAwait{}).
+		Where("id = ? AND task_id = ? AND source_type = ? AND correlation_key = ?",
+			awaitID, c.TaskID, models.AwaitSourceAppTool, c.StepID).
+		Count(&n).Error
+	if err != nil {
+		return fmt.Errorf("runtime: check await: %w", err)
+	}
+	if n == 0 {
+		return apperr.Unauthenticatedf("this session does not hold await %s", awaitID)
+	}
+	return nil
+}

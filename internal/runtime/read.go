@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/session"
+)
+
+// readPayload is what a `reads` op takes.
+type readPayload struct {
+	Columns []string       `json:"columns,omitempty"` // a subset of the declared columns; all when empty
+	Filters map[string]any `json:"filters,omitempty"` // on declared filterable columns
+	Cursor  string         `json:"cursor,omitempty"`  // next_cursor of the previous page
+	Limit   int            `json:"limit,omitempty"`   // at most the op's limit
+}
+
+// cursor is the opaque page cursor. It names its op so that a cursor of one
+// read cannot page another.
+type cursor struct {
+	Op     string `json:"op"`
+	Offset int    `json:"offset"`
+}
+
+// Read runs one `reads` op, or one `http_calls` op (a lookup). A reads op of
+// the same name takes precedence, so a lookup can never shadow a database read.
+func (s *Service) Read(ctx context.Context, c session.Claims, r Request) (Result, error) {
+	b, err := s.binding(ctx, c)
+	if err != nil {
+		return Result{}, err
+	}
+	if op, ok := b.Read(r.Op); ok {
+		return s.readRows(ctx, c, b, op, r)
+	}
+	if call, ok := b.HTTPCall(r.Op); ok {
+		return s.lookup(ctx, c, call, r)
+	}
+	return Result{}, opNotAllowed("read", r.Op)
+}
+
+func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, r Request) (Result, error) {
+	var p readPayload
+	if err := decodePayload(r.Payload, &p); err != nil {
+		return Result{}, err
+	}
+	columns := op.Columns
+	if len(p.Columns) > 0 {
+		for _, col := range p.Columns {
+			if !contains(op.Columns, col) {
+				return Result{}, apperr.Forbiddenf("column %q is not readable through op %q", col, op.Op)
+			}
+		}
+		columns = p.Columns
+	}
+	for col := range p.Filters {
+		if !contains(op.Filterable, col) {
+			return Result{}, apperr.Forbiddenf("column %q is not filterable through op %q", col, op.Op)
+		}
+	}
+	limit := op.Limit
+	if limit <= 0 {
+		limit = binding.DefaultReadLimit
+	}
+	if p.Limit < 0 {
+		return Result{}, apperr.Invalidf("limit must not be negative")
+	}
+	if p.Limit > 0 && p.Limit < limit {
+		limit = p.Limit
+	}
+	offset, err := decodeCursor(p.Cursor, op.Op)
+	if err != nil {
+		return Result{}, err
+	}
+	fixed, err := fixedMap(op.FixedFilters, c.Values())
+	if err != nil {
+		return Result{}, err
+	}
+	src, err := s.source(ctx, b)
+	if err != nil {
+		return Result{}, err
+	}
+	page, err := src.Select(ctx, datasource.SelectQuery{
+		Table: op.Table, Columns: columns, Filters: p.Filters, FixedFilters: fixed,
+		OrderBy: op.OrderBy, Limit: limit, Offset: offset,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	var next any
+	if page.HasMore {
+		next = encodeCursor(cursor{Op: op.Op, Offset: offset + len(page.Rows)})
+	}
+	rows := page.Rows
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return Result{Kind: "rows", Body: map[string]any{
+		"kind": "rows", "columns": page.Columns, "rows": rows, "row_count": len(rows), "next_cursor": next,
+	}}, nil
+}
+
+// lookup runs an http_calls op: rate-limited per surface, bounded by the
+// process-wide bulkhead, and answered with the upstream's own status and body.
+func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HTTPCall, r Request) (Result, error) {
+	if s.Gateway == nil {
+		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; http_calls are not served")
+	}
+	values := map[string]any{}
+	if err := decodePayload(r.Payload, &values); err != nil {
+		return Result{}, err
+	}
+	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
+		return Result{}, err
+	}
+	release, err := s.Bulkhead.Acquire(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	resp, err := s.Gateway.Call(ctx, call, CallInput{WorkspaceID: c.WorkspaceID, Values: withSession(values, c)})
+	if err != nil {
+		return Result{}, err
+	}
+	body := map[string]any{"kind": "http", "status": resp.Status}
+	if resp.Text != nil {
+		body["text"] = *resp.Text
+	} else {
+		body["body"] = resp.Body
+	}
+	return Result{Kind: "http", Body: body}, nil
+}
+
+// withSession returns values with the session's ids, which always win.
+func withSession(values map[string]any, c session.Claims) map[string]any {
+	out := make(map[string]any, len(values)+4)
+	for k, v := range values {
+		out[k] = v
+	}
+	for k, v := range c.Values() {
+		out[k] = v
+	}
+	return out
+}
+
+func encodeCursor(c cursor) string {
+	raw, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+func decodeCursor(s, op string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	var c cursor
+	if err != nil || json.Unmarshal(raw, &c) != nil || c.Offset < 0 {
+		return 0, apperr.Invalidf("cursor is not one this API issued")
+	}
+	if c.Op != op {
+		return 0, apperr.Invalidf("cursor belongs to op %q, not %q", c.Op, op)
+	}
+	return c.Offset, nil
+}
+
+// fixedMap resolves a binding's fixed filters or values against the session.
+func fixedMap(fixed map[string]any, sessionValues map[string]string) (map[string]any, error) {
+	if len(fixed) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any, len(fixed))
+	for col, v := range fixed {
+		val, err := fillFixed(v, sessionValues)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.Internal, "binding fixed value of %s", col)
+		}
+		out[col] = val
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/strictjson"
+)
+
+// MaxBodyBytes caps every runtime request body (seed 000: 256 KiB, every verb).
+const MaxBodyBytes = 256 << 10
+
+// Request is the one body shape of every verb: {"op": NAME, "payload": {...}}.
+// AwaitID is optional; a bundle that echoes the await_id it was given on init
+// is checked against the session's own await.
+type Request struct {
+	Op      string          `json:"op"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	AwaitID string          `json:"await_id,omitempty"`
+}
+
+// ParseRequest decodes a verb's body strictly: a JSON object with a string op,
+// an optional object payload and nothing else.
+func ParseRequest(body []byte) (Request, error) {
+	var r Request
+	if len(bytes.TrimSpace(body)) == 0 {
+		return r, apperr.Invalidf("request body is empty; send {\"op\": NAME, \"payload\": {...}}")
+	}
+	if err := strictjson.Unmarshal(body, &r); err != nil {
+		return r, apperr.Invalidf("bad request body: %s", err)
+	}
+	if r.Op == "" {
+		return r, apperr.Invalidf("op is required")
+	}
+	if len(r.Payload) > 0 && !isJSONObject(r.Payload) && string(r.Payload) != "null" {
+		return r, apperr.Invalidf("payload must be a JSON object")
+	}
+	return r, nil
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}
+
+// decodePayload decodes a verb's payload (absent or null = empty) into v strictly.
+func decodePayload(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	if err := strictjson.Unmarshal(raw, v); err != nil {
+		return apperr.Invalidf("bad payload: %s", err)
+	}
+	return nil
+}
+
+var placeholder = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+
+// fillFixed resolves a binding's fixed value: a string that is exactly one
+// session placeholder ("{{task_id}}") becomes the session's value; other
+// strings have their session placeholders substituted; non-strings are kept.
+// Only session values are consulted: a bundle can never supply a fixed value.
+func fillFixed(v any, session map[string]string) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return normaliseNumber(v), nil
+	}
+	var missing string
+	out := placeholder.ReplaceAllStringFunc(s, func(m string) string {
+		key := placeholder.FindStringSubmatch(m)[1]
+		val, ok := session[key]
+		if !ok {
+			missing = key
+		}
+		return val
+	})
+	if missing != "" {
+		return nil, fmt.Errorf("binding: {{%s}} is not a session value", missing)
+	}
+	return out, nil
+}
+
+// normaliseNumber turns float64 from a binding document decoded without
+// UseNumber into json.Number so that integral values bind as integers.
+func normaliseNumber(v any) any {
+	if f, ok := v.(float64); ok {
+		return json.Number(strconv.FormatFloat(f, 'f', -1, 64))
+	}
+	return v
+}

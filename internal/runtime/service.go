@@ -1,0 +1,155 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/models"
+)
+
+// Gateway runs a binding's http_calls (the outbound HTTP gateway). A
+// deployment without one answers 501 for every http_call.
+type Gateway interface {
+	// Call renders call with values (the request's, with the session's
+	// task_id/agent_id/step_id/workspace_id winning) and sends it. An upstream
+	// that answers at all, whatever its status, is a Response; only a
+	// pre-flight failure (URL blocked, token acquisition, transport) is an error.
+	Call(ctx context.Context, call *binding.HTTPCall, in CallInput) (Response, error)
+}
+
+// CallInput is what a Gateway needs besides the template.
+type CallInput struct {
+	WorkspaceID string
+	Values      map[string]any
+}
+
+// Response is an upstream's reply: its status and its JSON body, or its text
+// when the body is not JSON.
+type Response struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body,omitempty"`
+	Text   *string         `json:"text,omitempty"`
+}
+
+// OK reports a 2xx status.
+func (r Response) OK() bool { return r.Status >= 200 && r.Status < 300 }
+
+// Service runs the verbs. Build one per process (internal/platform).
+type Service struct {
+	Store    *store.Store
+	Bindings *binding.Service
+	Sources  *datasource.Registry
+	Limiter  *limit.Limiter
+	Bulkhead *limit.Bulkhead
+	// Gateway runs http_calls; nil answers 501.
+	Gateway Gateway
+	// Served says which capabilities this deployment serves.
+	Served func(name string) bool
+	// AfterRelease runs after a commit that released an await (it wakes the
+	// outbox relay); nil skips it.
+	AfterRelease func(ctx context.Context)
+	Log          *slog.Logger
+
+	integrations sync.Map // id → cachedIntegration
+}
+
+// integrationTTL bounds how long a data-source integration (and so its
+// secrets) is cached: a rotated DSN applies within this time.
+const integrationTTL = 5 * time.Second
+
+type cachedIntegration struct {
+	row    models.Integration
+	loaded time.Time
+}
+
+// binding loads the session's binding and checks it is of the session's workspace.
+func (s *Service) binding(ctx context.Context, c session.Claims) (*binding.Loaded, error) {
+	b, err := s.Bindings.Lookup(ctx, c.BindingID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Forbiddenf("the session's binding no longer exists")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b.WorkspaceID != c.WorkspaceID {
+		return nil, apperr.Forbiddenf("the binding is not in the session's workspace")
+	}
+	return b, nil
+}
+
+// source returns the data source of a postgres binding.
+func (s *Service) source(ctx context.Context, b *binding.Loaded) (datasource.Source, error) {
+	if b.IntegrationID == "" {
+		return nil, apperr.Forbiddenf("binding %q names no data source", b.Name)
+	}
+	integ, err := s.integration(ctx, b.WorkspaceID, b.IntegrationID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Sources.Source(ctx, integ)
+}
+
+// integration returns the integration row, cached for integrationTTL. An
+// integration outside the workspace is 403 (seed 000).
+func (s *Service) integration(ctx context.Context, workspaceID, id string) (models.Integration, error) {
+	if v, ok := s.integrations.Load(id); ok {
+		ci := v.(cachedIntegration)
+		if time.Since(ci.loaded) < integrationTTL {
+			return checkWorkspace(ci.row, workspaceID)
+		}
+	}
+	var row models.Integration
+	err := s.Store.DB.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return row, apperr.Forbiddenf("the binding's integration no longer exists")
+	}
+	if err != nil {
+		return row, fmt.Errorf("runtime: load integration: %w", err)
+	}
+	s.integrations.Store(id, cachedIntegration{row: row, loaded: time.Now()})
+	return checkWorkspace(row, workspaceID)
+}
+
+func checkWorkspace(row models.Integration, workspaceID string) (models.Integration, error) {
+	if row.WorkspaceID != workspaceID {
+		return models.Integration{}, apperr.Forbiddenf("integration %q is not in the session's workspace", row.Name)
+	}
+	return row, nil
+}
+
+// opNotAllowed is the 403 for an op the binding does not declare.
+func opNotAllowed(verb, op string) error {
+	return apperr.Forbiddenf("op %q is not allowed for /%s by this binding", op, verb)
+}
+
+// actor names who acted in feed rows: the reviewer when the host said, else the session.
+func actor(c session.Claims) string {
+	if c.UserID != "" {
+		return "user:" + c.UserID
+	}
+	return "session:" + c.SessionID
+}
+
+// recordFeed writes one feed row on the session's step.
+func recordFeed(ctx context.Context, db *gorm.DB, c session.Claims, typ, name string, payload any) error {
+	step := c.StepID
+	ev := models.FeedEvent{TaskID: c.TaskID, StepID: &step, Type: typ, Name: name,
+		Payload: models.MustJSON(payload), Actor: actor(c)}
+	if err := db.WithContext(ctx).Create(&ev).Error; err != nil {
+		return fmt.Errorf("runtime: record feed: %w", err)
+	}
+	return nil
+}

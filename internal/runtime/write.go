@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/models"
+)
+
+// writePayload is what a `writes` op takes: one row.
+type writePayload struct {
+	Row map[string]any `json:"row"`
+}
+
+// Write runs one `writes` op on one row and records one feed row.
+func (s *Service) Write(ctx context.Context, c session.Claims, r Request) (Result, error) {
+	b, err := s.binding(ctx, c)
+	if err != nil {
+		return Result{}, err
+	}
+	op, ok := b.Write(r.Op)
+	if !ok {
+		return Result{}, opNotAllowed("write", r.Op)
+	}
+	var p writePayload
+	if err := decodePayload(r.Payload, &p); err != nil {
+		return Result{}, err
+	}
+	if p.Row == nil {
+		return Result{}, apperr.Invalidf("payload.row is required: the row to write")
+	}
+	stmt, err := writeStmt(op, p.Row, c)
+	if err != nil {
+		return Result{}, err
+	}
+	src, err := s.source(ctx, b)
+	if err != nil {
+		return Result{}, err
+	}
+	n, err := src.Write(ctx, stmt)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := recordFeed(ctx, s.Store.DB, c, models.FeedAgentAction, op.Op,
+		map[string]any{"verb": "write", "op": op.Op, "row": p.Row, "rows_affected": n}); err != nil {
+		return Result{}, err
+	}
+	return Result{Kind: "write", Body: map[string]any{"rows_affected": n}}, nil
+}
+
+// writeStmt checks a request row against a write op and adds the op's fixed
+// values. Only declared columns (writable or key) may be sent: anything else
+// is 403; a key column missing for update or upsert is 400.
+func writeStmt(op *binding.Write, row map[string]any, c session.Claims) (datasource.WriteStmt, error) {
+	values := make(map[string]any, len(row)+len(op.FixedValues))
+	for col, v := range row {
+		if !contains(op.Columns, col) && !contains(op.KeyColumns, col) {
+			return datasource.WriteStmt{}, apperr.Forbiddenf("column %q is not writable through op %q", col, op.Op)
+		}
+		values[col] = v
+	}
+	if op.Mode != binding.ModeInsert {
+		for _, k := range op.KeyColumns {
+			if _, ok := values[k]; !ok {
+				return datasource.WriteStmt{}, apperr.Invalidf("key column %q is required for op %q", k, op.Op)
+			}
+		}
+	}
+	fixed, err := fixedMap(op.FixedValues, c.Values())
+	if err != nil {
+		return datasource.WriteStmt{}, err
+	}
+	for col, v := range fixed {
+		values[col] = v
+	}
+	if op.Mode == binding.ModeUpdate && len(values) == len(op.KeyColumns) {
+		return datasource.WriteStmt{}, apperr.Invalidf("op %q: the row sets no column to update", op.Op)
+	}
+	return datasource.WriteStmt{Table: op.Table, Mode: op.Mode, KeyColumns: op.KeyColumns, Values: values}, nil
+}

@@ -1,0 +1,375 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+const testIssuer = "appruntime-test"
+
+var (
+	oldKey   = config.Key{ID: "k-old", Secret: []byte("old-session-key-0123456789abcdef")}
+	newKey   = config.Key{ID: "k-new", Secret: []byte("new-session-key-0123456789abcdef")}
+	wrongKey = []byte("not-the-ring-key-0123456789abcdef")
+)
+
+// env is one test's database, Redis prefix and an app-tool step to mint for.
+type env struct {
+	st     *store.Store
+	redis  testkit.RedisEnv
+	tenant testkit.Tenant
+	task   models.Task
+	step   models.Step
+	input  MintInput
+}
+
+func newEnv(t *testing.T) env { t.Helper(); return newEnvOn(t, testkit.Tx(t)) }
+
+// newEnvOn is newEnv on a store of the caller's choice (the dev mode's SQLite).
+func newEnvOn(t *testing.T, st *store.Store) env {
+	t.Helper()
+	e := env{st: st, redis: testkit.Redis(t), tenant: testkit.NewTenant(t, st.DB)}
+	e.task = models.Task{ID: models.NewID(), WorkspaceID: e.tenant.Workspace.ID, AgentID: e.tenant.Agent.ID, Status: models.TaskRunning}
+	require.NoError(t, st.DB.Create(&e.task).Error)
+	e.step = models.Step{ID: models.NewID(), TaskID: e.task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
+	require.NoError(t, st.DB.Create(&e.step).Error)
+	e.input = MintInput{
+		WorkspaceID: e.tenant.Workspace.ID, TaskID: e.task.ID, AgentID: e.tenant.Agent.ID, StepID: e.step.ID,
+		ConfiguredToolID: models.NewID(), BindingID: models.NewID(), UserID: e.tenant.Admin.ID,
+	}
+	return e
+}
+
+// issuer builds an Issuer on the env's store and Redis with ring keys, as a
+// replica configured with that ring would.
+func (e env) issuer(t *testing.T, keys ...config.Key) *Issuer {
+	t.Helper()
+	i, err := NewIssuer(IssuerOptions{Store: e.st, Redis: e.redis.Client, KeyPrefix: e.redis.Prefix, Keys: keys, Issuer: testIssuer})
+	require.NoError(t, err)
+	return i
+}
+
+// validClaims are the claims a real mint would write, for tests to spoil.
+func validClaims(in MintInput) tokenClaims {
+	now := time.Now()
+	return tokenClaims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			ID:        models.NewID(),
+			Issuer:    testIssuer,
+			Audience:  jwt.ClaimStrings{Audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(TTL)),
+		},
+		WorkspaceID: in.WorkspaceID, TaskID: in.TaskID, AgentID: in.AgentID, StepID: in.StepID,
+		ConfiguredToolID: in.ConfiguredToolID, BindingID: in.BindingID, UserID: in.UserID,
+	}
+}
+
+// sign signs claims with method and key, putting kid in the header when not empty.
+func sign(t *testing.T, method jwt.SigningMethod, key any, kid string, claims jwt.Claims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, claims)
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString(key)
+	require.NoError(t, err)
+	return s
+}
+
+// requireRefused asserts err is a 401 carrying message.
+func requireRefused(t *testing.T, err error, message string) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, 401, apperr.Status(apperr.CodeOf(err)), "error: %v", err)
+	_, _, msg := apperr.Public(err)
+	require.Equal(t, message, msg)
+}
+
+func TestMintedTokenRoundTripsItsClaims(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	iss := e.issuer(t, newKey, oldKey)
+	ctx := context.Background()
+
+	token, minted, err := iss.Mint(ctx, e.input)
+	require.NoError(t, err)
+	require.True(t, models.IsID(minted.SessionID))
+	require.WithinDuration(t, time.Now().Add(TTL), minted.ExpiresAt, 2*time.Second)
+
+	got, err := iss.Verify(ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, minted, got)
+	require.Equal(t, Claims{
+		SessionID: minted.SessionID, WorkspaceID: e.input.WorkspaceID, TaskID: e.input.TaskID,
+		AgentID: e.input.AgentID, StepID: e.input.StepID, ConfiguredToolID: e.input.ConfiguredToolID,
+		BindingID: e.input.BindingID, UserID: e.input.UserID, ExpiresAt: minted.ExpiresAt,
+	}, got)
+
+	// The header names the signing key, and the registered claims are the contract's.
+	parsed, _, err := jwt.NewParser().ParseUnverified(token, &tokenClaims{})
+	require.NoError(t, err)
+	require.Equal(t, "k-new", parsed.Header["kid"])
+	require.Equal(t, "HS256", parsed.Header["alg"])
+	tc := parsed.Claims.(*tokenClaims)
+	require.Equal(t, testIssuer, tc.Issuer)
+	require.Equal(t, jwt.ClaimStrings{"app-runtime"}, tc.Audience)
+	require.Equal(t, tc.IssuedAt.Time, tc.NotBefore.Time)
+	require.Equal(t, TTL, tc.ExpiresAt.Sub(tc.IssuedAt.Time))
+
+	var row models.AppSession
+	require.NoError(t, e.st.DB.Take(&row, "id = ?", minted.SessionID).Error)
+	require.Equal(t, e.step.ID, row.StepID)
+	require.Equal(t, e.task.ID, row.TaskID)
+	require.Equal(t, e.tenant.Admin.ID, *row.UserID)
+	require.Nil(t, row.RevokedAt)
+	require.True(t, row.ExpiresAt.Equal(minted.ExpiresAt))
+}
+
+func TestVerifyRefusesBadTokens(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	iss := e.issuer(t, newKey, oldKey)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	spoil := func(f func(*tokenClaims)) tokenClaims {
+		c := validClaims(e.input)
+		f(&c)
+		return c
+	}
+	valid := validClaims(e.input)
+	hs256 := func(c jwt.Claims) string { return sign(t, jwt.SigningMethodHS256, newKey.Secret, newKey.ID, c) }
+
+	cases := []struct {
+		name, token, message string
+	}{
+		{"empty", "", "session token required"},
+		{"garbage", "not-a-jwt", "session token malformed"},
+		{"garbage with dots", "a.b.c", "session token malformed"},
+		{"expired", hs256(spoil(func(c *tokenClaims) {
+			c.IssuedAt = jwt.NewNumericDate(time.Now().Add(-TTL - time.Minute))
+			c.NotBefore = c.IssuedAt
+			c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Minute))
+		})), "session token expired"},
+		{"expired beyond leeway", hs256(spoil(func(c *tokenClaims) {
+			c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-Leeway - 2*time.Second))
+		})), "session token expired"},
+		{"not valid yet", hs256(spoil(func(c *tokenClaims) {
+			c.NotBefore = jwt.NewNumericDate(time.Now().Add(time.Minute))
+		})), "session token not valid yet"},
+		{"wrong audience", hs256(spoil(func(c *tokenClaims) { c.Audience = jwt.ClaimStrings{"console"} })), "session token audience invalid"},
+		{"no audience", hs256(spoil(func(c *tokenClaims) { c.Audience = nil })), "session token lacks a required claim"},
+		{"wrong issuer", hs256(spoil(func(c *tokenClaims) { c.Issuer = "someone-else" })), "session token issuer invalid"},
+		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, newKey.ID, valid), "session token algorithm not accepted"},
+		{"HS256 signed with a wrong key", sign(t, jwt.SigningMethodHS256, wrongKey, newKey.ID, valid), "session token signature invalid"},
+		{"HS512 header", sign(t, jwt.SigningMethodHS512, newKey.Secret, newKey.ID, valid), "session token algorithm not accepted"},
+		{"RS256 header", sign(t, jwt.SigningMethodRS256, rsaKey, newKey.ID, valid), "session token algorithm not accepted"},
+		{"unknown kid", sign(t, jwt.SigningMethodHS256, newKey.Secret, "k-other", valid), "session token key id unknown"},
+		{"missing kid", sign(t, jwt.SigningMethodHS256, newKey.Secret, "", valid), "session token has no key id"},
+		{"missing exp", hs256(spoil(func(c *tokenClaims) { c.ExpiresAt = nil })), "session token lacks a required claim"},
+		{"missing nbf", hs256(spoil(func(c *tokenClaims) { c.NotBefore = nil })), "session token lacks a required claim"},
+		{"missing iat", hs256(spoil(func(c *tokenClaims) { c.IssuedAt = nil })), "session token lacks a required claim"},
+		{"missing jti", hs256(spoil(func(c *tokenClaims) { c.ID = "" })), "session token claims incomplete"},
+		{"missing step", hs256(spoil(func(c *tokenClaims) { c.StepID = "" })), "session token claims incomplete"},
+		{"task not a UUID", hs256(spoil(func(c *tokenClaims) { c.TaskID = "task-1" })), "session token claims incomplete"},
+		{"lifetime over the TTL", hs256(spoil(func(c *tokenClaims) {
+			c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(24 * time.Hour))
+		})), "session token lifetime too long"},
+		{"exp of the wrong type", sign(t, jwt.SigningMethodHS256, newKey.Secret, newKey.ID, jwt.MapClaims{
+			"jti": models.NewID(), "iss": testIssuer, "aud": Audience, "exp": "tomorrow",
+		}), "session token malformed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := iss.Verify(context.Background(), tc.token)
+			requireRefused(t, err, tc.message)
+		})
+	}
+
+	// The untouched claims pass, so each case above fails for its own reason.
+	_, err = iss.Verify(context.Background(), hs256(valid))
+	require.NoError(t, err)
+	// A token expired less than Leeway ago is still accepted (clock skew).
+	_, err = iss.Verify(context.Background(), hs256(spoil(func(c *tokenClaims) {
+		c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-2 * time.Second))
+	})))
+	require.NoError(t, err)
+}
+
+func TestRevokedTokenIsRefusedByEveryReplica(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a, b := e.issuer(t, newKey), e.issuer(t, newKey)
+	ctx := context.Background()
+	token, claims, err := a.Mint(ctx, e.input)
+	require.NoError(t, err)
+	_, err = b.Verify(ctx, token)
+	require.NoError(t, err)
+
+	require.NoError(t, a.Revoke(ctx, claims.SessionID))
+	_, err = b.Verify(ctx, token)
+	requireRefused(t, err, "session token revoked")
+	_, err = a.Verify(ctx, token)
+	requireRefused(t, err, "session token revoked")
+
+	var row models.AppSession
+	require.NoError(t, e.st.DB.Take(&row, "id = ?", claims.SessionID).Error)
+	require.NotNil(t, row.RevokedAt)
+	ttl, err := e.redis.Client.TTL(ctx, e.redis.Prefix+"session:revoked:"+claims.SessionID).Result()
+	require.NoError(t, err)
+	require.Greater(t, ttl, TTL-time.Minute, "the denylist entry lasts until the token expires")
+	require.LessOrEqual(t, ttl, TTL+Leeway)
+
+	// Revoking again is harmless; an unknown or malformed id is not.
+	require.NoError(t, a.Revoke(ctx, claims.SessionID))
+	err = a.Revoke(ctx, models.NewID())
+	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
+	err = a.Revoke(ctx, "nope")
+	require.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+}
+
+func TestRotatedKeyRing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	before := e.issuer(t, oldKey)         // a replica not yet rotated
+	during := e.issuer(t, newKey, oldKey) // rotated: new key signs, old still verifies
+	after := e.issuer(t, newKey)          // old key dropped
+
+	oldToken, _, err := before.Mint(ctx, e.input)
+	require.NoError(t, err)
+	newToken, _, err := during.Mint(ctx, e.input)
+	require.NoError(t, err)
+
+	_, err = during.Verify(ctx, oldToken)
+	require.NoError(t, err, "a token of a key still in the ring verifies")
+	_, err = during.Verify(ctx, newToken)
+	require.NoError(t, err)
+	_, err = after.Verify(ctx, newToken)
+	require.NoError(t, err)
+	_, err = after.Verify(ctx, oldToken)
+	requireRefused(t, err, "session token key id unknown")
+	_, err = before.Verify(ctx, newToken)
+	requireRefused(t, err, "session token key id unknown")
+}
+
+func TestThirdMintRevokesTheOldest(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Tx, "sqlite": testkit.SQLite} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			thirdMintRevokesTheOldest(t, newEnvOn(t, open(t)))
+		})
+	}
+}
+
+func thirdMintRevokesTheOldest(t *testing.T, e env) {
+	iss := e.issuer(t, newKey)
+	ctx := context.Background()
+
+	var tokens []string
+	var ids []string
+	for range 3 {
+		tok, c, err := iss.Mint(ctx, e.input)
+		require.NoError(t, err)
+		tokens, ids = append(tokens, tok), append(ids, c.SessionID)
+	}
+	_, err := iss.Verify(ctx, tokens[0])
+	requireRefused(t, err, "session token revoked")
+	for _, tok := range tokens[1:] {
+		_, err := iss.Verify(ctx, tok)
+		require.NoError(t, err)
+	}
+	var live []string
+	require.NoError(t, e.st.DB.Model(&models.AppSession{}).Where("task_id = ? AND revoked_at IS NULL", e.task.ID).
+		Order("created_at").Pluck("id", &live).Error)
+	require.Equal(t, ids[1:], live)
+
+	// A fourth revokes the second; the count of live sessions stays two.
+	tok4, _, err := iss.Mint(ctx, e.input)
+	require.NoError(t, err)
+	_, err = iss.Verify(ctx, tokens[1])
+	requireRefused(t, err, "session token revoked")
+	for _, tok := range []string{tokens[2], tok4} {
+		_, err := iss.Verify(ctx, tok)
+		require.NoError(t, err)
+	}
+}
+
+func TestMintRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+
+	_, _, err := e.issuer(t).Mint(ctx, e.input)
+	require.Equal(t, apperr.NotImplemented, apperr.CodeOf(err), "a ring without keys cannot mint")
+
+	in := e.input
+	in.StepID = "step-1"
+	_, _, err = e.issuer(t, newKey).Mint(ctx, in)
+	require.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	require.Contains(t, err.Error(), "step_id")
+
+	in = e.input
+	in.WorkspaceID = models.NewID() // the task is not in this workspace
+	_, _, err = e.issuer(t, newKey).Mint(ctx, in)
+	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
+}
+
+func TestNewIssuerRefusesABadRing(t *testing.T) {
+	t.Parallel()
+	for name, keys := range map[string][]config.Key{
+		"short key":     {{ID: "k", Secret: []byte("short")}},
+		"duplicate kid": {newKey, {ID: newKey.ID, Secret: oldKey.Secret}},
+		"missing kid":   {{Secret: newKey.Secret}},
+	} {
+		_, err := NewKeyRing(keys)
+		require.Error(t, err, name)
+	}
+}
+
+func TestConcurrentMintsLeaveTwoLive(t *testing.T) {
+	t.Parallel()
+	e := newEnvOn(t, testkit.Schema(t)) // committed rows, so the mints really race
+	iss := e.issuer(t, newKey)
+	ctx := context.Background()
+	const mints = 8
+	tokens := make([]string, mints)
+	var g errgroup.Group
+	for n := range mints {
+		g.Go(func() error {
+			tok, _, err := iss.Mint(ctx, e.input)
+			tokens[n] = tok
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+
+	var live int64
+	require.NoError(t, e.st.DB.Model(&models.AppSession{}).Where("task_id = ? AND revoked_at IS NULL", e.task.ID).Count(&live).Error)
+	require.Equal(t, int64(MaxLiveSessionsPerTask), live)
+	verified := 0
+	for _, tok := range tokens {
+		if _, err := iss.Verify(ctx, tok); err == nil {
+			verified++
+		} else {
+			requireRefused(t, err, "session token revoked")
+		}
+	}
+	require.Equal(t, MaxLiveSessionsPerTask, verified)
+}

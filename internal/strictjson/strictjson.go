@@ -1,0 +1,132 @@
+// Package strictjson decodes the JSON bodies of the admin and agent APIs
+// strictly (unknown fields and trailing data refused) with messages a client
+// can act on, and applies the top-level merge patches of update endpoints.
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+)
+
+// Decode unmarshals a request body into v strictly (see Unmarshal); an empty
+// body or any decoding problem is an apperr invalid error naming the field.
+func Decode(raw []byte, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return apperr.Invalidf("the request body is empty: send a JSON object")
+	}
+	if err := Unmarshal(raw, v); err != nil {
+		return apperr.Invalidf("%s", err)
+	}
+	return nil
+}
+
+// Unmarshal decodes one JSON value into v, refusing unknown fields, a second
+// value and type mismatches, with an error whose message a client can act on
+// ("columns must be an array, not string", `unknown field "colums"`). Numbers
+// decoded into untyped fields stay json.Number, so large integers survive.
+func Unmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return describe(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("invalid JSON: unexpected data after the value")
+	}
+	return nil
+}
+
+// describe turns a decoding error into a message naming what is wrong.
+func describe(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return fmt.Errorf("expected %s, not %s", jsonType(typeErr.Type.String()), typeErr.Value)
+		}
+		return fmt.Errorf("%s must be %s, not %s", typeErr.Field, jsonType(typeErr.Type.String()), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("invalid JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("invalid JSON: unexpected end of input")
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if field, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		return fmt.Errorf("unknown field %s", field)
+	}
+	return fmt.Errorf("invalid JSON: %s", msg)
+}
+
+// jsonType names a Go type the way a JSON client thinks of it.
+func jsonType(goType string) string {
+	switch {
+	case goType == "string" || strings.HasSuffix(goType, "*string"):
+		return "a string"
+	case goType == "bool" || strings.HasSuffix(goType, "*bool"):
+		return "true or false"
+	case strings.Contains(goType, "int") || strings.Contains(goType, "float") || goType == "json.Number":
+		return "a number"
+	case strings.HasPrefix(goType, "[]") && goType != "[]uint8":
+		return "an array"
+	case strings.HasPrefix(goType, "map[") || strings.HasPrefix(goType, "struct") || strings.Contains(goType, "."):
+		return "an object"
+	}
+	return "a " + goType
+}
+
+// Merge applies a top-level JSON merge patch to current (any value that
+// marshals to a JSON object) and returns the merged object: each field the
+// patch names replaces current's (nested objects are replaced whole); null
+// clears it. The patch must be a JSON object.
+func Merge(current any, patch []byte) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := Decode(patch, &fields); err != nil {
+		return nil, err
+	}
+	if fields == nil {
+		return nil, apperr.Invalidf("invalid JSON body: expected an object")
+	}
+	base, err := json.Marshal(current)
+	if err != nil {
+		return nil, fmt.Errorf("strictjson: marshal %T: %w", current, err)
+	}
+	var merged map[string]json.RawMessage
+	if err := json.Unmarshal(base, &merged); err != nil {
+		return nil, fmt.Errorf("strictjson: %T is not an object: %w", current, err)
+	}
+	for k, v := range fields {
+		if string(bytes.TrimSpace(v)) == "null" {
+			delete(merged, k)
+			continue
+		}
+		merged[k] = v
+	}
+	return json.Marshal(merged)
+}
+
+// IsNull reports whether a raw field is absent or JSON null.
+func IsNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// Object decodes raw as a JSON object; absent or null gives nil. field names
+// raw in the error.
+func Object(raw json.RawMessage, field string) (map[string]json.RawMessage, error) {
+	if IsNull(raw) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, apperr.Invalidf("%s must be a JSON object", field)
+	}
+	return m, nil
+}
