@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -383,4 +384,34 @@ func errorMessage(t *testing.T, r response, v2 bool) string {
 	require.True(t, ok, "v2 errors are {ok:false, error:{status, message}}: %s", r.Raw)
 	require.Equal(t, float64(r.Status), e["status"])
 	return e["message"].(string)
+}
+
+func TestAChunkedBodyOverTheCapIs413(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	body := `{"op":"list_invoices","payload":{"pad":"` + strings.Repeat("x", 300<<10) + `"}}`
+	for _, v2 := range []bool{false, true} {
+		// io.MultiReader hides the length, so the client sends the body chunked.
+		req, err := http.NewRequest("POST", f.api.URL+"/api/app-runtime/read", io.MultiReader(strings.NewReader(body)))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+f.token)
+		if v2 {
+			req.Header.Set("X-Nanonets-App-Runtime", "v2")
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Zero(t, req.ContentLength, "unknown length: net/http sends it chunked")
+		require.Equal(t, 413, res.StatusCode, string(raw))
+		msg := errorMessage(t, response{Status: res.StatusCode, Raw: raw, Body: decodeBody(t, raw)}, v2)
+		require.Equal(t, "request body is over the 256 KiB cap", msg)
+	}
+}
+
+func decodeBody(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m
 }

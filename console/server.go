@@ -2,28 +2,144 @@ package console
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/web"
 )
 
+// server is the console: the platform's services, the parsed pages and the
+// settings of its cookies and content security policy.
 type server struct {
 	*platform.Platform
+	pages *pages
+	// cookieKey signs session cookies and CSRF tokens (Config.ConsoleKey).
+	cookieKey []byte
+	// secureCookies marks cookies Secure: the console is served over https.
+	secureCookies bool
+	// bundleOrigin is the origin bundles are served from, the one origin the
+	// artifact page may frame; "" when BundleBaseURL has none.
+	bundleOrigin string
 }
 
-// New returns the console app with every page mounted.
+// New returns the console app with every page mounted. It fails when a page
+// template is missing or does not parse, or when the cookie key is missing.
 func New(p *platform.Platform) (*fiber.App, error) {
-	app := web.NewApp(web.Options{Name: "console", Logger: p.Log})
+	pg, err := parsePages(templateFS)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Config.ConsoleKey) < config.MinKeyBytes {
+		return nil, errors.New("console: CONSOLE_SESSION_KEY is required (at least 32 bytes, base64)")
+	}
+	s := &server{
+		Platform:      p,
+		pages:         pg,
+		cookieKey:     p.Config.ConsoleKey,
+		secureCookies: strings.HasPrefix(p.Config.ConsoleURL, "https://"),
+		bundleOrigin:  originOf(p.Config.BundleBaseURL),
+	}
+	app := web.NewApp(web.Options{Name: "console", Logger: p.Log, ErrorHandler: s.renderError})
+	app.Use(securityHeaders)
 	web.MountHealth(app, p.Log,
 		web.Check{Name: "database", Func: p.Store.Ping},
 		web.Check{Name: "redis", Func: func(ctx context.Context) error { return p.Redis.Ping(ctx).Err() }},
 	)
-	s := &server{Platform: p}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, fmt.Errorf("console: static files: %w", err)
+	}
+	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static), MaxAge: staticMaxAgeSeconds}))
 	s.routes(app)
 	return app, nil
 }
 
+// staticMaxAgeSeconds is how long browsers keep the CSS and the host script.
+const staticMaxAgeSeconds = 3600
+
+// routes mounts every page and action, one file each: the sign-in pages are
+// open (with CSRF), everything else needs a signed-in admin.
 func (s *server) routes(app *fiber.App) {
+	app.Get("/login", s.loadSession, s.showLogin)
+	app.Post("/login", s.loadSession, s.checkCSRF, s.login)
+	app.Post("/logout", s.loadSession, s.checkCSRF, s.logout)
+
+	g := app.Group("/", s.loadSession, s.checkCSRF, s.requireAdmin)
+	g.Get("/", s.showOverview)
+
+	g.Get("/bindings", s.listBindings)
+	g.Get("/bindings/:id", s.showBinding)
+	g.Post("/bindings/:id", s.saveBinding)
+	g.Get("/bindings/:id/versions", s.listBindingVersions)
+	g.Post("/bindings/:id/versions/:version/restore", s.restoreBindingVersion)
+
+	g.Get("/tools", s.listTools)
+	g.Get("/tools/:id", s.showTool)
+	g.Get("/bundles", s.listBundles)
+	g.Get("/bundles/:id", s.showBundle)
+	g.Get("/integrations", s.listIntegrations)
+	g.Get("/agents", s.listAgents)
+	g.Get("/users", s.listUsers)
+
+	g.Get("/tokens", s.listTokens)
+	g.Post("/tokens", s.issueToken)
+	g.Post("/tokens/:id/revoke", s.revokeToken)
+
+	g.Get("/tasks", s.listTasks)
+	g.Get("/tasks/:id", s.showTask)
+	g.Post("/tasks/:id/awaits/:await/release", s.releaseAwait)
+	g.Post("/tasks/:id/awaits/:await/abort", s.abortAwait)
+	g.Get("/tasks/:id/steps/:step/artifact", s.openArtifact)
+
+	g.Get("/sessions", s.listSessions)
+	g.Post("/sessions/:id/revoke", s.revokeSession)
+
+	g.Get("/audit", s.listAudit)
+}
+
+// pageCSP is the content security policy of every console page but the
+// artifact page: scripts, styles and images from the console only, no
+// frames, forms posted only back to the console, and no framing by others.
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; frame-src 'none'"
+
+// artifactCSP is the policy of the artifact page: pageCSP, except that it
+// may frame the bundle origin and nothing else.
+func artifactCSP(bundleOrigin string) string {
+	frame := "'none'"
+	if bundleOrigin != "" {
+		frame = bundleOrigin
+	}
+	return strings.Replace(pageCSP, "frame-src 'none'", "frame-src "+frame, 1)
+}
+
+// securityHeaders sets the headers every console response carries. Pages
+// hold CSRF tokens and session tokens, so they are never cached.
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentSecurityPolicy, pageCSP)
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderXFrameOptions, "DENY")
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	if !strings.HasPrefix(c.Path(), "/static/") {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	}
+	return c.Next()
+}
+
+// originOf returns scheme://host[:port] of raw, or "" when it has none.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }

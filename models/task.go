@@ -91,6 +91,7 @@ type FeedEvent struct {
 const (
 	FeedAgentAction   = "agent_action"
 	FeedAwaitResolved = "await_resolved"
+	FeedAwaitAborted  = "await_aborted"
 	FeedTaskResumed   = "task_resumed"
 	FeedArtifact      = "artifact"
 )

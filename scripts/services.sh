@@ -2,6 +2,7 @@
 # Makes PostgreSQL and Redis reachable on 127.0.0.1 for the tests and the
 # non-embedded modes: uses running servers; else starts installed ones; else
 # installs them with apt-get and starts them. Creates the test database.
+# Installs Chromium for the console's browser test when it is missing.
 # Safe to run any number of times.
 set -euo pipefail
 
@@ -70,3 +71,6 @@ if [ "$(pg_psql -c "select 1 from pg_database where datname = '$TEST_DB'")" != "
 fi
 
 if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_redis; fi
+
+# The console's browser test drives Debian's Chromium (console/browser_test.go).
+[ -x /usr/bin/chromium ] || apt_install chromium

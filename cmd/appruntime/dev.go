@@ -18,7 +18,6 @@ import (
 	"github.com/appruntime/appruntime/console"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/config"
-	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
@@ -106,12 +105,9 @@ func runDev(ctx context.Context, args []string) error {
 	defer closePlatform()
 	// The demo's data source is a SQLite file even when DATABASE_URL is Postgres.
 	p.DataSources.EnableSQLite()
+	p.Admin.EnableSQLiteIntegrations()
 
-	box, err := crypt.New(cfg.SecretsKey)
-	if err != nil {
-		return err
-	}
-	seeded, err := demo.Seed(ctx, p.Store.DB, box, secrets.Secrets, filepath.Join(*dir, "demo-data.db"))
+	seeded, err := demo.Seed(ctx, p, secrets.Secrets, filepath.Join(*dir, "demo-data.db"))
 	if err != nil {
 		return err
 	}
@@ -240,6 +236,9 @@ appruntime dev is running (Ctrl-C stops it)
   workspace %s   agent %s
   configured tool %s   task %s   step %s
 
+Review the demo in the browser (sign in to the console first):
+  %s/tasks/%s/steps/%s/artifact
+
 Mint a session for the demo step:
   curl -s -X POST %s/api/app-tools/sessions -H 'Authorization: Bearer %s' \
        -H 'Content-Type: application/json' -d '{"step_id":"%s"}'
@@ -248,5 +247,6 @@ All of this is in %s.
 
 `, i.APIURL, i.ConsoleURL, i.AdminEmail, i.AdminPassword, i.HostToken, i.AgentToken, i.AdminToken,
 		i.WorkspaceID, i.AgentID, i.ConfiguredToolID, i.TaskID, i.StepID,
+		i.ConsoleURL, i.TaskID, i.StepID,
 		i.APIURL, i.HostToken, i.StepID, jsonPath)
 }

@@ -25,6 +25,7 @@ func runAPI(ctx context.Context) error {
 		return err
 	}
 	defer closePlatform()
+	startDebug(p.Log)
 	return serveApp(ctx, p, "api", cfg.APIAddr, api.New(p))
 }
 

@@ -236,9 +236,14 @@ func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string
 // the agent with the new secret, shown this once. Deliveries signed from now
 // on use it.
 func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, actor, id string) (AgentView, error) {
+	return s.replaceWebhookSecret(ctx, workspaceID, actor, id, newWebhookSecret(), "agent.rotate_webhook_secret")
+}
+
+// replaceWebhookSecret seals secret as the agent's webhook signing secret,
+// audited as action, and returns the agent with the secret shown.
+func (s *Service) replaceWebhookSecret(ctx context.Context, workspaceID, actor, id, secret, action string) (AgentView, error) {
 	var a models.Agent
-	secret := newWebhookSecret()
-	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "agent.rotate_webhook_secret", TargetType: "agent", TargetID: id}
+	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: action, TargetType: "agent", TargetID: id}
 	err := s.change(ctx, &e, func(tx *gorm.DB) error {
 		if err := take(ctx, tx, &a, workspaceID, id, "agent"); err != nil {
 			return err
@@ -249,7 +254,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, actor, i
 		}
 		a.WebhookSecretEnc, a.UpdatedAt = sealed, time.Now().UTC()
 		if err := tx.Select("webhook_secret_enc", "updated_at").Updates(&a).Error; err != nil {
-			return fmt.Errorf("admin: rotate webhook secret: %w", err)
+			return fmt.Errorf("admin: set webhook secret: %w", err)
 		}
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -141,18 +142,33 @@ func HashPassword(password string) (string, error) {
 }
 
 // CheckPassword finds the user with email and checks password; any mismatch
-// is the same 401.
+// is the same 401. An unknown email costs the same bcrypt comparison as a
+// known one, so neither the reply nor its timing tells whether it exists.
 func CheckPassword(ctx context.Context, db *gorm.DB, email, password string) (models.User, error) {
 	var u models.User
 	err := db.WithContext(ctx).Where("lower(email) = lower(?)", strings.TrimSpace(email)).Take(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 		return u, fmt.Errorf("auth: find user: %w", err)
 	}
-	if err != nil || bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+	hash := []byte(u.PasswordHash)
+	if err != nil {
+		hash = unknownUserHash()
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
 		return models.User{}, apperr.Unauthenticatedf("wrong email or password")
 	}
 	return u, nil
 }
+
+// unknownUserHash is a bcrypt hash of a random password, compared against
+// when no user has the email.
+var unknownUserHash = sync.OnceValue(func() []byte {
+	h, err := bcrypt.GenerateFromPassword([]byte(NewTokenSecret(models.ScopeAdmin)), bcrypt.DefaultCost)
+	if err != nil {
+		panic(fmt.Sprintf("auth: hash: %v", err))
+	}
+	return h
+})
 
 // Actor names the principal in audit entries and feed rows.
 func (p Principal) Actor() string {

@@ -3,6 +3,7 @@ package binding_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,10 +66,10 @@ func writeColumns(t *testing.T, l *binding.Loaded) []string {
 	return w.Columns
 }
 
-// TestLookupWithoutStampServesAtMostFiveSecondsOld: a binding changed where
-// no stamp tells of it (here, straight in the database) is re-read once the
-// cached copy is MaxStaleness old, and not before.
-func TestLookupWithoutStampServesAtMostFiveSecondsOld(t *testing.T) {
+// TestLookupServesAtMostFiveSecondsOld: a binding changed without an
+// announcement (here, straight in the database) is re-read once the cached
+// copy is MaxStaleness old, and not before.
+func TestLookupServesAtMostFiveSecondsOld(t *testing.T) {
 	t.Parallel()
 	st, rd, c := testkit.Schema(t), testkit.Redis(t), newClock()
 	svc := newService(t, st, rd.Client, rd.Prefix, c)
@@ -82,9 +83,6 @@ func TestLookupWithoutStampServesAtMostFiveSecondsOld(t *testing.T) {
 	l, err := svc.Lookup(ctx, row.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, writeColumns(t, l))
-	n, err := rd.Client.Exists(ctx, rd.Prefix+"binding:ver:"+row.ID).Result()
-	require.NoError(t, err)
-	require.Zero(t, n, "the test needs a binding without a stamp")
 
 	require.NoError(t, st.DB.Model(&models.Binding{}).Where("id = ?", row.ID).
 		Updates(map[string]any{"allowed_operations": models.JSON(opsWithColumns("a", "b")), "version": 2}).Error)
@@ -101,8 +99,8 @@ func TestLookupWithoutStampServesAtMostFiveSecondsOld(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, writeColumns(t, l))
 }
 
-// TestLookupFallsBackWhenRedisFails: when the stamp cannot be read, a
-// cached binding is served while younger than MaxStaleness, then re-read.
+// TestLookupFallsBackWhenRedisFails: a replica that cannot hear saves
+// serves a cached binding while younger than MaxStaleness, then re-reads it.
 func TestLookupFallsBackWhenRedisFails(t *testing.T) {
 	t.Parallel()
 	st, rd, c := testkit.Schema(t), testkit.Redis(t), newClock()
@@ -134,8 +132,8 @@ func TestLookupFallsBackWhenRedisFails(t *testing.T) {
 	require.Equal(t, 2, l.Version, "without Redis an entry is re-read at MaxStaleness")
 }
 
-// TestSaveEvictsEveryReplicasEntry: the "saved" message reaches the other
-// service, which drops its entry (the stamp alone would only make it reload).
+// TestSaveEvictsEveryReplicasEntry: a save returns only once every replica
+// has dropped its entry, so the next call anywhere reads the new version.
 func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
 	t.Parallel()
 	st, rd := testkit.Schema(t), testkit.Redis(t)
@@ -145,8 +143,6 @@ func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
 
 	b, err := one.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
 	require.NoError(t, err)
-	// The second replica starts after the create, so the create's own
-	// announcement cannot evict its entry behind the test's back.
 	two := newService(t, st, rd.Client, rd.Prefix, nil)
 	_, err = two.Lookup(ctx, b.ID)
 	require.NoError(t, err)
@@ -154,35 +150,51 @@ func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
 
 	_, err = one.Update(ctx, ws, b.ID, "test", binding.Patch{AllowedOperations: opsWithColumns("b")})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return !two.Cached(b.ID) }, 5*time.Second, 5*time.Millisecond)
-	require.False(t, one.Cached(b.ID), "the saving replica drops its own entry at once")
+	require.False(t, two.Cached(b.ID), "the save waited for the other replica's eviction")
+	require.False(t, one.Cached(b.ID))
+	l, err := two.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, writeColumns(t, l))
+
+	require.NoError(t, one.Delete(ctx, ws, b.ID, "test"))
+	_, err = two.Lookup(ctx, b.ID)
+	require.True(t, apperr.Is(err, apperr.NotFound), "a deleted binding is gone on the next call: %v", err)
 }
 
-// TestLookupRepairsAStaleStamp: a stamp behind the database (a save whose
-// stamp never landed) is moved forward by the next reload.
-func TestLookupRepairsAStaleStamp(t *testing.T) {
+// TestResubscribingEmptiesTheCache: saves announced while a replica was
+// disconnected are lost, so a replica that reconnects drops every entry.
+func TestResubscribingEmptiesTheCache(t *testing.T) {
 	t.Parallel()
 	st, rd := testkit.Schema(t), testkit.Redis(t)
-	svc := newService(t, st, rd.Client, rd.Prefix, nil)
+	opts, err := redis.ParseURL(testkit.RedisURL())
+	require.NoError(t, err)
+	opts.ClientName = "resubscribe-" + models.NewID() // to find this service's subscriber connection
+	own := redis.NewClient(opts)
+	t.Cleanup(func() { _ = own.Close() })
+	svc := newService(t, st, own, rd.Prefix, nil)
 	ws, integ := dataSource(t, st)
 	ctx := context.Background()
 	b, err := svc.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
 	require.NoError(t, err)
-	key := rd.Prefix + "binding:ver:" + b.ID
-	require.Equal(t, "1", rd.Client.Get(ctx, key).Val())
 	_, err = svc.Lookup(ctx, b.ID)
 	require.NoError(t, err)
+	require.True(t, svc.Cached(b.ID))
 
-	// A save whose stamp never landed: the database is at 2, the stamp at 1.
-	require.NoError(t, st.DB.Model(&models.Binding{}).Where("id = ?", b.ID).Update("version", 2).Error)
-	rd.Client.Set(ctx, key, "0", 0) // older than the cached entry: it reloads
-	l, err := svc.Lookup(ctx, b.ID)
+	// Kill the service's subscriber connection; go-redis reconnects and
+	// subscribes again, and the service must assume it missed saves.
+	list, err := rd.Client.ClientList(ctx).Result()
 	require.NoError(t, err)
-	require.Equal(t, 2, l.Version)
-	require.Equal(t, "2", rd.Client.Get(ctx, key).Val(), "the reload repairs the stamp")
-	again, err := svc.Lookup(ctx, b.ID)
-	require.NoError(t, err)
-	require.Same(t, l, again, "with the stamp repaired the entry is served from the cache")
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.Contains(line, " name="+opts.ClientName+" ") || !strings.Contains(line, " sub=1 ") {
+			continue
+		}
+		id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+		require.NoError(t, rd.Client.Do(ctx, "CLIENT", "KILL", "ID", id).Err())
+		killed++
+	}
+	require.Equal(t, 1, killed, "one subscriber connection")
+	require.Eventually(t, func() bool { return !svc.Cached(b.ID) }, 10*time.Second, 10*time.Millisecond)
 }
 
 func TestLookupUnknownBinding(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -31,11 +32,11 @@ const (
 // ServiceOptions are what a Service is built from.
 type ServiceOptions struct {
 	Store *store.Store
-	// Redis carries the version stamps and the "saved" channel that keep every
-	// replica's cache fresh. Nil leaves each process on its own: a cached
-	// binding is then re-read once it is MaxStaleness old.
+	// Redis carries the "saved" broadcast that keeps every replica's cache
+	// fresh. Nil leaves each process on its own: a cached binding is then
+	// re-read once it is MaxStaleness old.
 	Redis *redis.Client
-	// KeyPrefix starts the stamp keys and the channel (Platform.KeyPrefix).
+	// KeyPrefix starts the broadcast's channel and keys (Platform.KeyPrefix).
 	KeyPrefix string
 	Log       *slog.Logger
 	// NowFunc is the clock that ages cache entries; nil is time.Now. Tests
@@ -47,62 +48,48 @@ type ServiceOptions struct {
 // the runtime from a cache that every save, on any replica, invalidates.
 // Build one per process (internal/platform does) and Close it at shutdown.
 type Service struct {
-	store  *store.Store
-	redis  *redis.Client
-	log    *slog.Logger
-	now    func() time.Time
-	prefix string
+	store     *store.Store
+	broadcast *rdb.Broadcast // nil without Redis: entries then only age out
+	log       *slog.Logger
+	now       func() time.Time
 
 	mu      sync.RWMutex
 	entries map[string]*entry
 	loads   singleflight.Group
 
-	sub     *redis.PubSub
-	subDone chan struct{}
-
-	lastRedisWarn time.Time // guarded by mu; keeps a Redis outage from flooding the log
+	stopListening func()
 }
 
-// NewService builds the service and, when it has Redis, subscribes to the
-// channel on which every replica announces saves; it returns once the
-// subscription is live, so a save announced after NewService returns is seen.
+// NewService builds the service and, when it has Redis, listens on the
+// broadcast on which every replica announces saves; it returns once the
+// subscription is live, so every save announced after NewService returns
+// evicts this process's entry before the save's caller gets its answer.
 func NewService(ctx context.Context, o ServiceOptions) (*Service, error) {
-	s := &Service{
-		store: o.Store, redis: o.Redis, log: o.Log, now: o.NowFunc, prefix: o.KeyPrefix,
-		entries: map[string]*entry{},
-	}
+	s := &Service{store: o.Store, log: o.Log, now: o.NowFunc, entries: map[string]*entry{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.redis == nil {
+	if o.Redis == nil {
 		return s, nil
 	}
-	s.sub = s.redis.Subscribe(ctx, s.savedChannel())
-	if _, err := s.sub.Receive(ctx); err != nil {
-		_ = s.sub.Close()
-		return nil, fmt.Errorf("binding: subscribe to %s: %w", s.savedChannel(), err)
+	s.broadcast = rdb.NewBroadcast(o.Redis, o.KeyPrefix, "binding:saved", s.log)
+	stop, err := s.broadcast.Listen(s.evict, s.evictAll, subscribeTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("binding: %w", err)
 	}
-	s.subDone = make(chan struct{})
-	go func() {
-		defer close(s.subDone)
-		for msg := range s.sub.Channel() {
-			s.evict(msg.Payload)
-		}
-	}()
+	s.stopListening = stop
 	return s, nil
 }
 
-// Close stops the subscription.
+// Close stops listening for saves.
 func (s *Service) Close() {
-	if s.sub == nil {
-		return
+	if s.stopListening != nil {
+		s.stopListening()
+		s.stopListening = nil
 	}
-	_ = s.sub.Close()
-	<-s.subDone
-	s.sub = nil
 }
 
 // Patch is a partial update; a nil field keeps the saved value.
@@ -166,7 +153,7 @@ func (s *Service) Create(ctx context.Context, workspaceID, actor string, in Inpu
 	if err != nil {
 		return Binding{}, err
 	}
-	s.announce(ctx, row.ID, row.Version)
+	s.announce(ctx, row.ID)
 	return fromRow(row)
 }
 
@@ -257,7 +244,7 @@ func (s *Service) saveOver(ctx context.Context, workspaceID, id, actor, action s
 		}
 		return Binding{}, err
 	}
-	s.announce(ctx, row.ID, row.Version)
+	s.announce(ctx, row.ID)
 	return fromRow(row)
 }
 
@@ -288,7 +275,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id, actor string) err
 	if err != nil {
 		return err
 	}
-	s.announceDeleted(ctx, id)
+	s.announce(ctx, id)
 	return nil
 }
 

@@ -1,8 +1,9 @@
 // Package demo seeds the embedded dev mode with a small, working example: a
 // workspace with an admin, tokens, an agent, a demo data source and its
 // integration, a binding, a bundle, an app-tool configured tool and a task
-// parked on one app-tool step. Seeding is idempotent: a second run finds
-// what the first made and makes nothing new.
+// parked on one app-tool step, all made through the domain services as an
+// admin and an agent would make them. Seeding is idempotent: a second run
+// finds what the first made and makes nothing new.
 package demo
 
 import (
@@ -11,16 +12,20 @@ import (
 	"database/sql"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 
 	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver for the demo data source
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/binding"
-	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -62,142 +67,242 @@ type Info struct {
 	StepID           string
 }
 
-// Seed makes (or finds) the demo objects. dataSourcePath is the SQLite file of
-// the demo data source; box seals the integration's and the agent's secrets.
-func Seed(ctx context.Context, db *gorm.DB, box *crypt.Box, s Secrets, dataSourcePath string) (Info, error) {
+// Actor is who the seed's changes are recorded as, in the audit log and the feed.
+const Actor = "system"
+
+// Seed makes (or finds, by name) the demo objects through the same domain
+// services the admin and agent APIs use, so the demo binding has its
+// versions, the bundle its stored bytes, every change its audit entry, and
+// the demo step is a real artifact parked on its await. dataSourcePath is
+// the SQLite file of the demo data source; p must admit sqlite integrations
+// and data sources (the dev mode's platform does). A second run finds
+// everything and makes nothing, except a new bundle version when the
+// embedded bundle changed.
+func Seed(ctx context.Context, p *platform.Platform, s Secrets, dataSourcePath string) (Info, error) {
 	if err := seedDataSource(ctx, dataSourcePath); err != nil {
 		return Info{}, err
 	}
+	d := seeder{p: p, db: p.Store.DB.WithContext(ctx), secrets: s, dataSourcePath: dataSourcePath}
 	var info Info
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ws := models.Workspace{ID: models.NewID(), Name: WorkspaceName}
-		if err := firstOrCreate(tx, &ws, "name = ?", WorkspaceName); err != nil {
-			return err
+	steps := []struct {
+		what string
+		fn   func(context.Context, *Info) error
+	}{
+		{"workspace", d.workspace}, {"admin user", d.adminUser}, {"agent", d.agent}, {"tokens", d.tokens},
+		{"integration", d.integration}, {"binding", d.binding}, {"bundle", d.bundle}, {"configured tool", d.tool}, {"task", d.task},
+	}
+	for _, st := range steps {
+		if err := st.fn(ctx, &info); err != nil {
+			return Info{}, fmt.Errorf("demo: seed %s: %w", st.what, err)
 		}
-		info.WorkspaceID = ws.ID
-
-		hash, err := auth.HashPassword(s.AdminPassword)
-		if err != nil {
-			return err
-		}
-		admin := models.User{ID: models.NewID(), WorkspaceID: ws.ID, Email: AdminEmail, Name: "Demo admin", Role: models.RoleAdmin, PasswordHash: hash}
-		if err := firstOrCreate(tx, &admin, "email = ?", AdminEmail); err != nil {
-			return err
-		}
-		info.AdminUserID = admin.ID
-
-		webhookSecret, err := box.Seal([]byte(s.WebhookSecret))
-		if err != nil {
-			return err
-		}
-		agent := models.Agent{
-			ID: models.NewID(), WorkspaceID: ws.ID, Name: AgentName,
-			KeyDefinitions: models.MustJSON([]map[string]string{
-				{"key": "vendor", "description": "The vendor of the invoice"},
-				{"key": "total_amount", "description": "The invoice total"},
-			}),
-			SummaryInstructions: "Summarise the invoice review in one sentence.",
-			WebhookSecretEnc:    webhookSecret,
-		}
-		if err := firstOrCreate(tx, &agent, "workspace_id = ? AND name = ?", ws.ID, AgentName); err != nil {
-			return err
-		}
-		info.AgentID = agent.ID
-
-		for _, t := range []struct{ scope, name, secret string }{
-			{models.ScopeHost, "demo host token", s.HostToken},
-			{models.ScopeAgent, "demo agent token", s.AgentToken},
-			{models.ScopeAdmin, "demo admin token", s.AdminToken},
-		} {
-			var n int64
-			if err := tx.Model(&models.APIToken{}).Where("token_hash = ?", auth.HashToken(t.secret)).Count(&n).Error; err != nil {
-				return err
-			}
-			if n > 0 {
-				continue
-			}
-			var userID, agentID *string
-			switch t.scope {
-			case models.ScopeHost:
-				userID = &admin.ID
-			case models.ScopeAgent:
-				agentID = &agent.ID
-			}
-			if _, err := auth.StoreToken(ctx, tx, ws.ID, t.scope, t.name, t.secret, userID, agentID); err != nil {
-				return err
-			}
-		}
-
-		secrets, err := box.SealJSON(map[string]string{"dsn": dataSourcePath})
-		if err != nil {
-			return err
-		}
-		integ := models.Integration{ID: models.NewID(), WorkspaceID: ws.ID, Name: IntegrationName, Kind: "sqlite", Config: models.MustJSON(map[string]any{"dev_only": true}), SecretsEnc: secrets}
-		if err := firstOrCreate(tx, &integ, "workspace_id = ? AND name = ?", ws.ID, IntegrationName); err != nil {
-			return err
-		}
-		info.IntegrationID = integ.ID
-
-		b := models.Binding{ID: models.NewID(), WorkspaceID: ws.ID, Name: BindingName, BindingKind: binding.KindPostgres,
-			IntegrationID: &integ.ID, AllowedOperations: models.MustJSON(Spec()), Version: 1}
-		if err := firstOrCreate(tx, &b, "workspace_id = ? AND name = ?", ws.ID, BindingName); err != nil {
-			return err
-		}
-		info.BindingID = b.ID
-
-		sum := sha256.Sum256(bundleHTML)
-		bundle := models.Bundle{ID: models.NewID(), Version: 1, WorkspaceID: ws.ID, Name: BundleName,
-			SHA256: hex.EncodeToString(sum[:]), ContentType: "text/html; charset=utf-8", Size: int64(len(bundleHTML))}
-		bundle.StorageKey = "bundles/" + bundle.ID + "/1"
-		if err := firstOrCreate(tx, &bundle, "workspace_id = ? AND name = ?", ws.ID, BundleName); err != nil {
-			return err
-		}
-		blob := models.Blob{Key: bundle.StorageKey, Content: bundleHTML}
-		if err := firstOrCreate(tx, &blob, "key = ?", bundle.StorageKey); err != nil {
-			return err
-		}
-		info.BundleID = bundle.ID
-
-		tool := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, DisplayName: ToolName,
-			BaseTool: models.BaseAppTool, BundleID: &bundle.ID, BindingID: &b.ID, AwaitReview: true,
-			Theme:        models.MustJSON(map[string]string{"accent": "#2456d6"}),
-			ActionSchema: models.MustJSON(map[string]any{"approve_invoice": map[string]any{"label": "Approve and resume"}}),
-			InputSchema: models.MustJSON(map[string]any{
-				"type": "object", "properties": map[string]any{"report_id": map[string]any{"type": "integer"}},
-				"additionalProperties": false,
-			})}
-		if err := firstOrCreate(tx, &tool, "agent_id = ? AND display_name = ?", agent.ID, ToolName); err != nil {
-			return err
-		}
-		info.ConfiguredToolID = tool.ID
-
-		task := models.Task{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, Title: TaskTitle, Status: models.TaskWaitingForInput}
-		created, err := createIfMissing(tx, &task, "workspace_id = ? AND title = ?", ws.ID, TaskTitle)
-		if err != nil {
-			return err
-		}
-		info.TaskID = task.ID
-		var step models.Step
-		if created {
-			step = models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID,
-				Status: models.StepCompleted, Input: models.MustJSON(map[string]any{"params": map[string]any{"report_id": 59137}})}
-			if err := tx.Create(&step).Error; err != nil {
-				return err
-			}
-			await := models.TaskAwait{ID: models.NewID(), TaskID: task.ID, SourceType: models.AwaitSourceAppTool, CorrelationKey: step.ID, Status: models.AwaitPending}
-			if err := tx.Create(&await).Error; err != nil {
-				return err
-			}
-		} else if err := tx.Where("task_id = ? AND kind = ?", task.ID, models.StepAppTool).Order("created_at").Take(&step).Error; err != nil {
-			return fmt.Errorf("demo: find step: %w", err)
-		}
-		info.StepID = step.ID
-		return nil
-	})
-	if err != nil {
-		return Info{}, fmt.Errorf("demo: seed: %w", err)
 	}
 	return info, nil
+}
+
+// seeder finds or creates each demo object in turn.
+type seeder struct {
+	p              *platform.Platform
+	db             *gorm.DB
+	secrets        Secrets
+	dataSourcePath string
+}
+
+// find loads the row matching where into dst and reports whether one exists.
+func (d seeder) find(dst any, where string, args ...any) (bool, error) {
+	err := d.db.Where(where, args...).Order("created_at, id").Take(dst).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d seeder) workspace(ctx context.Context, info *Info) error {
+	var w models.Workspace
+	found, err := d.find(&w, "name = ?", WorkspaceName)
+	if err != nil || found {
+		info.WorkspaceID = w.ID
+		return err
+	}
+	// The workspace's first admin token is not kept: the demo's admin
+	// token is the fixed one stored below.
+	nw, err := d.p.Admin.CreateWorkspace(ctx, Actor, admin.WorkspaceInput{Name: WorkspaceName})
+	info.WorkspaceID = nw.ID
+	return err
+}
+
+func (d seeder) adminUser(ctx context.Context, info *Info) error {
+	var u models.User
+	found, err := d.find(&u, "email = ?", AdminEmail)
+	if err != nil || found {
+		info.AdminUserID = u.ID
+		return err
+	}
+	v, err := d.p.Admin.CreateUser(ctx, info.WorkspaceID, Actor, admin.UserInput{
+		Email: AdminEmail, Name: "Demo admin", Role: models.RoleAdmin, Password: d.secrets.AdminPassword,
+	})
+	info.AdminUserID = v.ID
+	return err
+}
+
+func (d seeder) agent(ctx context.Context, info *Info) error {
+	var a models.Agent
+	found, err := d.find(&a, "workspace_id = ? AND name = ?", info.WorkspaceID, AgentName)
+	if err != nil || found {
+		info.AgentID = a.ID
+		return err
+	}
+	v, err := d.p.Admin.CreateAgent(ctx, info.WorkspaceID, Actor, admin.AgentInput{
+		Name: AgentName,
+		KeyDefinitions: []admin.KeyDefinition{
+			{Key: "vendor", Description: "The vendor of the invoice"},
+			{Key: "total_amount", Description: "The invoice total", Type: "number"},
+		},
+		SummaryInstructions: "Summarise the invoice review in one sentence.",
+	})
+	if err != nil {
+		return err
+	}
+	info.AgentID = v.ID
+	_, err = d.p.Admin.SetWebhookSecret(ctx, info.WorkspaceID, Actor, v.ID, d.secrets.WebhookSecret)
+	return err
+}
+
+// tokens stores the fixed host, agent and admin tokens that are not stored yet.
+func (d seeder) tokens(ctx context.Context, info *Info) error {
+	for _, t := range []struct {
+		in     admin.TokenInput
+		secret string
+	}{
+		{admin.TokenInput{Scope: models.ScopeHost, Name: "demo host token", UserID: &info.AdminUserID}, d.secrets.HostToken},
+		{admin.TokenInput{Scope: models.ScopeAgent, Name: "demo agent token", AgentID: &info.AgentID}, d.secrets.AgentToken},
+		{admin.TokenInput{Scope: models.ScopeAdmin, Name: "demo admin token"}, d.secrets.AdminToken},
+	} {
+		var tok models.APIToken
+		found, err := d.find(&tok, "token_hash = ?", auth.HashToken(t.secret))
+		if err != nil {
+			return err
+		}
+		if found {
+			continue
+		}
+		if _, err := d.p.Admin.StoreToken(ctx, info.WorkspaceID, Actor, t.in, t.secret); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d seeder) integration(ctx context.Context, info *Info) error {
+	var i models.Integration
+	found, err := d.find(&i, "workspace_id = ? AND name = ?", info.WorkspaceID, IntegrationName)
+	if err != nil || found {
+		info.IntegrationID = i.ID
+		return err
+	}
+	dsn, err := json.Marshal(d.dataSourcePath)
+	if err != nil {
+		return err
+	}
+	v, err := d.p.Admin.CreateIntegration(ctx, info.WorkspaceID, Actor, admin.IntegrationInput{
+		Name: IntegrationName, Kind: admin.KindSQLite, Secrets: map[string]json.RawMessage{"dsn": dsn},
+	})
+	info.IntegrationID = v.ID
+	return err
+}
+
+func (d seeder) binding(ctx context.Context, info *Info) error {
+	var b models.Binding
+	found, err := d.find(&b, "workspace_id = ? AND name = ?", info.WorkspaceID, BindingName)
+	if err != nil || found {
+		info.BindingID = b.ID
+		return err
+	}
+	spec, err := json.Marshal(Spec())
+	if err != nil {
+		return err
+	}
+	v, err := d.p.Bindings.Create(ctx, info.WorkspaceID, Actor, binding.Input{
+		Name: BindingName, BindingKind: binding.KindPostgres, IntegrationID: info.IntegrationID, AllowedOperations: spec,
+	})
+	info.BindingID = v.ID
+	return err
+}
+
+// bundle uploads the embedded bundle as version 1, or as the next version
+// when the stored newest version has other bytes (a developer changed it).
+func (d seeder) bundle(ctx context.Context, info *Info) error {
+	var b models.Bundle
+	found, err := d.find(&b, "workspace_id = ? AND name = ?", info.WorkspaceID, BundleName)
+	if err != nil {
+		return err
+	}
+	up := bundle.Upload{Name: BundleName, ContentType: bundle.ContentTypeHTML, Content: bundleHTML}
+	if !found {
+		v, err := d.p.Bundles.Create(ctx, info.WorkspaceID, Actor, up)
+		info.BundleID = v.ID
+		return err
+	}
+	info.BundleID = b.ID
+	latest, err := bundle.Latest(ctx, d.db, info.WorkspaceID, b.ID)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(bundleHTML)
+	if latest.SHA256 == hex.EncodeToString(sum[:]) {
+		return nil
+	}
+	_, err = d.p.Bundles.AddVersion(ctx, info.WorkspaceID, Actor, b.ID, up)
+	return err
+}
+
+func (d seeder) tool(ctx context.Context, info *Info) error {
+	var t models.ConfiguredTool
+	found, err := d.find(&t, "agent_id = ? AND display_name = ?", info.AgentID, ToolName)
+	if err != nil || found {
+		info.ConfiguredToolID = t.ID
+		return err
+	}
+	v, err := d.p.Tools.Create(ctx, info.WorkspaceID, Actor, toolconfig.Input{
+		AgentID: info.AgentID, DisplayName: ToolName, BaseTool: models.BaseAppTool,
+		BundleID: &info.BundleID, BindingID: &info.BindingID, AwaitReview: true,
+		Theme:        json.RawMessage(`{"accent": "#2456d6"}`),
+		ActionSchema: json.RawMessage(`{"approve_invoice": {"label": "Approve and resume"}}`),
+		InputSchema: json.RawMessage(`{"type": "object", "properties": {"report_id": {"type": "integer"}},
+			"additionalProperties": false}`),
+	})
+	info.ConfiguredToolID = v.ID
+	return err
+}
+
+// task creates the demo task and its app-tool step the way an agent does,
+// which parks the task on the step's await. A task left without its step
+// (a start that stopped between the two) gets it on the next start.
+func (d seeder) task(ctx context.Context, info *Info) error {
+	caller := task.Caller{WorkspaceID: info.WorkspaceID, AgentID: info.AgentID, Actor: Actor}
+	var t models.Task
+	found, err := d.find(&t, "workspace_id = ? AND agent_id = ? AND title = ?", info.WorkspaceID, info.AgentID, TaskTitle)
+	if err != nil {
+		return err
+	}
+	if !found {
+		v, err := d.p.Tasks.Create(ctx, caller, task.TaskInput{Title: TaskTitle})
+		if err != nil {
+			return err
+		}
+		t.ID = v.ID
+	}
+	info.TaskID = t.ID
+	var step models.Step
+	found, err = d.find(&step, "task_id = ? AND kind = ?", t.ID, models.StepAppTool)
+	if err != nil || found {
+		info.StepID = step.ID
+		return err
+	}
+	v, err := d.p.Tasks.AddAppToolStep(ctx, caller, t.ID, task.StepInput{
+		ConfiguredToolID: info.ConfiguredToolID, Params: json.RawMessage(`{"report_id": 59137}`),
+	})
+	info.StepID = v.ID
+	return err
 }
 
 // Spec is the demo binding: read the invoices, hold one, and approve the
@@ -241,29 +346,4 @@ func seedDataSource(ctx context.Context, path string) error {
 		}
 	}
 	return nil
-}
-
-// firstOrCreate loads the row matching where into dst, or creates dst.
-func firstOrCreate(tx *gorm.DB, dst any, where string, args ...any) error {
-	_, err := createIfMissing(tx, dst, where, args...)
-	return err
-}
-
-// createIfMissing loads the row matching where into dst, or creates dst and
-// reports that it did. The lookup goes into a fresh value because gorm adds
-// dst's own (new) primary key to the condition.
-func createIfMissing(tx *gorm.DB, dst any, where string, args ...any) (bool, error) {
-	found := reflect.New(reflect.TypeOf(dst).Elem())
-	err := tx.Where(where, args...).Take(found.Interface()).Error
-	if err == nil {
-		reflect.ValueOf(dst).Elem().Set(found.Elem())
-		return false, nil
-	}
-	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return false, fmt.Errorf("demo: find %T: %w", dst, err)
-	}
-	if err := tx.Create(dst).Error; err != nil {
-		return false, fmt.Errorf("demo: create %T: %w", dst, err)
-	}
-	return true, nil
 }

@@ -62,6 +62,9 @@ type Platform struct {
 	// Resumes carries out resume events: the task runs again, the feed
 	// records it, the agent's webhook is told (the worker's events handlers).
 	Resumes *review.Resumer
+	// Parked lets an admin release or abort a parked task's await (the
+	// console), audited; a release wakes the outbox relay.
+	Parked *review.Parked
 	// Secrets seals and opens secrets at rest (Config.SecretsKey); nil when
 	// the process has no key (migrate).
 	Secrets *crypt.Box
@@ -111,11 +114,12 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	p.onClose(p.Bindings.Close)
 	p.Sessions, err = session.NewIssuer(session.IssuerOptions{
 		Store: o.Store, Redis: o.Redis, KeyPrefix: o.KeyPrefix,
-		Keys: o.Config.SessionKeys, Issuer: o.Config.SessionIssuer,
+		Keys: o.Config.SessionKeys, Issuer: o.Config.SessionIssuer, Log: o.Log,
 	})
 	if err != nil {
 		return nil, err
 	}
+	p.onClose(p.Sessions.Close)
 	p.Artifacts = &artifact.Minter{
 		Store: o.Store, Sessions: p.Sessions,
 		BundleBaseURL: o.Config.BundleBaseURL,
@@ -130,9 +134,13 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Store: o.Store, Redis: o.Redis, Queue: o.Queues.Events, Secrets: p.Secrets,
 		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
 	})
+	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
 	p.buildDataAndLimits()
+	feed := runtime.NewFeed(o.Store.DB)
+	p.onClose(feed.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
+		Feed:         feed,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 		Log:          o.Log,

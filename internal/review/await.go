@@ -10,6 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/models"
@@ -54,6 +55,50 @@ func ResolveSessionAwait(ctx context.Context, tx *gorm.DB, c session.Claims, act
 		ResolvedBy: actor, Reason: "action", Action: action,
 	})
 	return aw.ID, ok, err
+}
+
+// ReleaseAwait releases the await awaitID of a task of workspaceID on behalf
+// of actor, inside tx, and writes the same resume event an action does, with
+// reason ("admin_release", "expired") in place of an action's name. An await
+// of another workspace is not found. Of many concurrent callers exactly one
+// gets released = true; an await that is no longer pending gives false.
+func ReleaseAwait(ctx context.Context, tx *gorm.DB, workspaceID, awaitID, actor, reason string) (aw models.TaskAwait, task models.Task, released bool, err error) {
+	aw, task, err = findAwait(ctx, tx, workspaceID, awaitID)
+	if err != nil {
+		return aw, task, false, err
+	}
+	released, err = release(ctx, tx, aw, ResumePayload{
+		TaskID: task.ID, AgentID: task.AgentID, WorkspaceID: task.WorkspaceID, StepID: aw.CorrelationKey,
+		ResolvedBy: actor, Reason: reason,
+	})
+	return aw, task, released, err
+}
+
+// findAwait loads an await and its task, refusing with one 404 an await of
+// another workspace, so other workspaces' awaits cannot be probed.
+func findAwait(ctx context.Context, db *gorm.DB, workspaceID, awaitID string) (models.TaskAwait, models.Task, error) {
+	var aw models.TaskAwait
+	var task models.Task
+	notFound := apperr.NotFoundf("await %s not found", awaitID)
+	if !models.IsID(awaitID) {
+		return aw, task, notFound
+	}
+	db = db.WithContext(ctx)
+	err := db.Where("id = ?", awaitID).Take(&aw).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return aw, task, notFound
+	}
+	if err != nil {
+		return aw, task, fmt.Errorf("review: find await: %w", err)
+	}
+	err = db.Where("id = ? AND workspace_id = ?", aw.TaskID, workspaceID).Take(&task).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return aw, task, notFound
+	}
+	if err != nil {
+		return aw, task, fmt.Errorf("review: find task of await: %w", err)
+	}
+	return aw, task, nil
 }
 
 // release flips a pending await to resolved (a conditional update, so one

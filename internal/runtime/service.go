@@ -58,6 +58,8 @@ type Service struct {
 	Gateway Gateway
 	// Served says which capabilities this deployment serves.
 	Served func(name string) bool
+	// Feed group-commits the feed rows of /write; nil writes each row alone.
+	Feed *Feed
 	// AfterRelease runs after a commit that released an await (it wakes the
 	// outbox relay); nil skips it.
 	AfterRelease func(ctx context.Context)
@@ -143,13 +145,27 @@ func actor(c session.Claims) string {
 	return "session:" + c.SessionID
 }
 
-// recordFeed writes one feed row on the session's step.
-func recordFeed(ctx context.Context, db *gorm.DB, c session.Claims, typ, name string, payload any) error {
+// feedRow is one feed row on the session's step.
+func feedRow(c session.Claims, typ, name string, payload any) models.FeedEvent {
 	step := c.StepID
-	ev := models.FeedEvent{TaskID: c.TaskID, StepID: &step, Type: typ, Name: name,
+	return models.FeedEvent{TaskID: c.TaskID, StepID: &step, Type: typ, Name: name,
 		Payload: models.MustJSON(payload), Actor: actor(c)}
+}
+
+// recordFeed writes one feed row inside db (a transaction of the caller's).
+func recordFeed(ctx context.Context, db *gorm.DB, c session.Claims, typ, name string, payload any) error {
+	ev := feedRow(c, typ, name, payload)
 	if err := db.WithContext(ctx).Create(&ev).Error; err != nil {
 		return fmt.Errorf("runtime: record feed: %w", err)
 	}
 	return nil
+}
+
+// appendFeed records one feed row outside any transaction, group-committed
+// when the service has a Feed.
+func (s *Service) appendFeed(ctx context.Context, c session.Claims, typ, name string, payload any) error {
+	if s.Feed == nil {
+		return recordFeed(ctx, s.Store.DB, c, typ, name, payload)
+	}
+	return s.Feed.Append(ctx, feedRow(c, typ, name, payload))
 }

@@ -44,7 +44,7 @@ func (s *Service) Write(ctx context.Context, c session.Claims, r Request) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	if err := recordFeed(ctx, s.Store.DB, c, models.FeedAgentAction, op.Op,
+	if err := s.appendFeed(ctx, c, models.FeedAgentAction, op.Op,
 		map[string]any{"verb": "write", "op": op.Op, "row": p.Row, "rows_affected": n}); err != nil {
 		return Result{}, err
 	}

@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -13,6 +18,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -39,25 +45,51 @@ var signingMethod = jwt.SigningMethodHS256
 // Issuer mints, verifies and revokes session tokens. It is safe for
 // concurrent use; every API replica builds one over the same database and
 // Redis, so a revocation on one is refused by all.
+//
+// Verify makes no network round trip: revoked session ids are kept in a
+// process-local set that every revocation reaches on every replica through
+// an acknowledged broadcast before Revoke returns, and that is rebuilt from
+// app_sessions whenever the broadcast (re)subscribes. Tokens already verified
+// are cached, so a bundle's repeated calls skip the signature and JSON work.
 type Issuer struct {
 	db        *gorm.DB
-	redis     *redis.Client
-	keyPrefix string
+	broadcast *rdb.Broadcast
 	ring      *KeyRing
 	issuer    string
 	parser    *jwt.Parser
+	now       func() time.Time
+
+	revoked   sync.Map // session id → time.Time (the token's expiry)
+	verified  sync.Map // token string → Claims
+	cached    atomic.Int64
+	revokeOps atomic.Int64
+
+	stopListening func()
 }
 
 // IssuerOptions are what an Issuer is built from.
 type IssuerOptions struct {
 	Store     *store.Store
 	Redis     *redis.Client
-	KeyPrefix string       // starts the denylist keys: <KeyPrefix>session:revoked:<jti>
+	KeyPrefix string       // starts the revocation broadcast's channel and keys
 	Keys      []config.Key // config.Config.SessionKeys: the first signs, all verify
 	Issuer    string       // config.Config.SessionIssuer: the iss minted and required
+	Log       *slog.Logger
 }
 
-// NewIssuer builds an Issuer. An empty key ring is allowed (see NewKeyRing).
+// maxCachedTokens bounds the verified-token cache; past it the cache is
+// emptied (tokens are re-verified on their next call).
+const maxCachedTokens = 50_000
+
+// revokeWait bounds how long a revocation waits for every replica to
+// acknowledge it; subscribeTimeout bounds NewIssuer's wait for its subscription.
+const (
+	revokeWait       = 2 * time.Second
+	subscribeTimeout = 10 * time.Second
+)
+
+// NewIssuer builds an Issuer and subscribes it to revocations; Close stops
+// it. An empty key ring is allowed (see NewKeyRing).
 func NewIssuer(o IssuerOptions) (*Issuer, error) {
 	ring, err := NewKeyRing(o.Keys)
 	if err != nil {
@@ -66,23 +98,50 @@ func NewIssuer(o IssuerOptions) (*Issuer, error) {
 	if o.Issuer == "" {
 		return nil, fmt.Errorf("session: an issuer name is required")
 	}
-	return &Issuer{
+	if o.Redis == nil {
+		return nil, fmt.Errorf("session: Redis is required (revocations reach every replica through it)")
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	i := &Issuer{
 		db:        o.Store.DB,
-		redis:     o.Redis,
-		keyPrefix: o.KeyPrefix,
+		broadcast: rdb.NewBroadcast(o.Redis, o.KeyPrefix, "session:revoked", log),
 		ring:      ring,
 		issuer:    o.Issuer,
-		parser: jwt.NewParser(
-			jwt.WithValidMethods([]string{signingMethod.Alg()}),
-			jwt.WithExpirationRequired(),
-			jwt.WithNotBeforeRequired(),
-			jwt.WithIssuedAt(),
-			jwt.WithIssuer(o.Issuer),
-			jwt.WithAudience(Audience),
-			jwt.WithLeeway(Leeway),
-			jwt.WithStrictDecoding(),
-		),
-	}, nil
+		now:       time.Now,
+	}
+	i.parser = jwt.NewParser(append(parserOptions(o.Issuer), jwt.WithTimeFunc(func() time.Time { return i.now() }))...)
+	stop, err := i.broadcast.Listen(i.applyRevocation, i.resyncRevocations, subscribeTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	i.stopListening = stop
+	return i, nil
+}
+
+// parserOptions are the strict parser's rules: HS256 only; exp, nbf and iat
+// required and checked within Leeway; iss and aud checked; no unknown JSON.
+func parserOptions(issuer string) []jwt.ParserOption {
+	return []jwt.ParserOption{
+		jwt.WithValidMethods([]string{signingMethod.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithNotBeforeRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithIssuer(issuer),
+		jwt.WithAudience(Audience),
+		jwt.WithLeeway(Leeway),
+		jwt.WithStrictDecoding(),
+	}
+}
+
+// Close stops listening for revocations.
+func (i *Issuer) Close() {
+	if i.stopListening != nil {
+		i.stopListening()
+		i.stopListening = nil
+	}
 }
 
 // tokenClaims is the JWT payload: the registered claims (jti is the session
@@ -211,6 +270,28 @@ func (i *Issuer) Verify(ctx context.Context, token string) (Claims, error) {
 	if token == "" {
 		return Claims{}, apperr.Unauthenticatedf("session token required")
 	}
+	c, err := i.verifyToken(token)
+	if err != nil {
+		return Claims{}, err
+	}
+	if _, revoked := i.revoked.Load(c.SessionID); revoked {
+		return Claims{}, apperr.Unauthenticatedf("session token revoked")
+	}
+	return c, nil
+}
+
+// verifyToken parses token, or finds it among the tokens already verified.
+// A cached token is still checked for expiry: it stays valid exactly as long
+// as a full parse would accept it.
+func (i *Issuer) verifyToken(token string) (Claims, error) {
+	if v, ok := i.verified.Load(token); ok {
+		c := v.(Claims)
+		if i.now().Before(c.ExpiresAt.Add(Leeway)) {
+			return c, nil
+		}
+		i.verified.Delete(token)
+		i.cached.Add(-1)
+	}
 	var tc tokenClaims
 	parsed, err := i.parser.ParseWithClaims(token, &tc, i.keyFor)
 	if err != nil {
@@ -220,13 +301,11 @@ func (i *Issuer) Verify(ctx context.Context, token string) (Claims, error) {
 	if err != nil {
 		return Claims{}, err
 	}
-	revoked, err := i.redis.Exists(ctx, i.denyKey(c.SessionID)).Result()
-	if err != nil {
-		return Claims{}, apperr.Wrap(err, apperr.Unavailable, "session revocation check unavailable")
+	if i.cached.Add(1) > maxCachedTokens {
+		i.verified.Clear()
+		i.cached.Store(1)
 	}
-	if revoked > 0 {
-		return Claims{}, apperr.Unauthenticatedf("session token revoked")
-	}
+	i.verified.Store(token, c)
 	return c, nil
 }
 
@@ -311,8 +390,8 @@ func (tc tokenClaims) claims() (Claims, error) {
 }
 
 // Revoke ends a session at once on every replica: it stamps
-// app_sessions.revoked_at and puts the session id on the Redis denylist until
-// the token would have expired anyway. Revoking twice is harmless.
+// app_sessions.revoked_at and tells every replica, which refuse the token
+// from their next call on. Revoking twice is harmless.
 func (i *Issuer) Revoke(ctx context.Context, sessionID string) error {
 	if !models.IsID(sessionID) {
 		return apperr.Invalidf("session id must be a UUID, got %q", sessionID)
@@ -327,10 +406,11 @@ func (i *Issuer) Revoke(ctx context.Context, sessionID string) error {
 	})
 }
 
-// revokeRows stamps rows revoked (keeping an earlier stamp) and denylists
-// their ids. It runs inside tx and before the commit: should Redis fail, the
-// transaction rolls back, so a row is never revoked without its denylist
-// entry; should the commit fail after, the token is refused early, which is safe.
+// revokeRows stamps rows revoked (keeping an earlier stamp) and announces
+// them to every replica, this one included. It runs inside tx and before the
+// commit: should the announcement fail, the transaction rolls back, so a row
+// is never revoked where a replica would still accept its token; should the
+// commit fail after, the token is refused early, which is safe.
 func (i *Issuer) revokeRows(ctx context.Context, tx *gorm.DB, rows []models.AppSession, now time.Time) error {
 	ids := make([]string, len(rows))
 	for n, r := range rows {
@@ -340,20 +420,53 @@ func (i *Issuer) revokeRows(ctx context.Context, tx *gorm.DB, rows []models.AppS
 		Update("revoked_at", now).Error; err != nil {
 		return fmt.Errorf("session: revoke: %w", err)
 	}
-	pipe := i.redis.Pipeline()
 	for _, r := range rows {
-		// Outlive the token by the leeway a verifier still grants it.
-		ttl := time.Until(r.ExpiresAt) + Leeway
-		if ttl <= 0 {
-			continue
+		payload := r.ID + " " + strconv.FormatInt(r.ExpiresAt.Unix(), 10)
+		i.applyRevocation(payload)
+		if err := i.broadcast.Publish(ctx, payload, revokeWait); err != nil {
+			return fmt.Errorf("session: announce revocation: %w", err)
 		}
-		pipe.Set(ctx, i.denyKey(r.ID), 1, ttl)
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("session: denylist: %w", err)
 	}
 	return nil
 }
 
-// denyKey is the Redis key that marks session jti revoked.
-func (i *Issuer) denyKey(jti string) string { return i.keyPrefix + "session:revoked:" + jti }
+// applyRevocation records "<session id> <expiry unix>" in the local set.
+func (i *Issuer) applyRevocation(payload string) {
+	id, exp, ok := strings.Cut(payload, " ")
+	secs, err := strconv.ParseInt(exp, 10, 64)
+	if !ok || err != nil {
+		return
+	}
+	i.revoked.Store(id, time.Unix(secs, 0))
+	if i.revokeOps.Add(1)%1024 == 0 {
+		i.pruneRevoked()
+	}
+}
+
+// resyncRevocations rebuilds the local set from the database: the sessions
+// revoked and not yet expired. It runs on every (re)subscription, because
+// revocations announced while this replica was disconnected were missed.
+func (i *Issuer) resyncRevocations(ctx context.Context) error {
+	var rows []models.AppSession
+	err := i.db.WithContext(ctx).Select("id", "expires_at").
+		Where("revoked_at IS NOT NULL AND expires_at > ?", i.now().UTC().Add(-Leeway)).Find(&rows).Error
+	if err != nil {
+		return fmt.Errorf("session: load revocations: %w", err)
+	}
+	for _, r := range rows {
+		i.revoked.Store(r.ID, r.ExpiresAt)
+	}
+	i.pruneRevoked()
+	return nil
+}
+
+// pruneRevoked forgets revocations of tokens that have expired anyway.
+func (i *Issuer) pruneRevoked() {
+	cutoff := i.now().Add(-Leeway)
+	i.revoked.Range(func(k, v any) bool {
+		if v.(time.Time).Before(cutoff) {
+			i.revoked.Delete(k)
+		}
+		return true
+	})
+}

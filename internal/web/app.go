@@ -2,16 +2,18 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/logging"
@@ -50,6 +52,21 @@ func NewApp(o Options) *fiber.App {
 
 var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
+// Request ids are a random per-process prefix and a counter: unique across
+// replicas and restarts without a random read (a syscall) per request.
+var (
+	requestIDPrefix = func() string {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+	requestCounter atomic.Uint64
+)
+
+func newRequestID() string {
+	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
+}
+
 // requestContext gives each request an id (the caller's X-Request-Id when it
 // is sane), puts it in the request's context so that every log line of the
 // request carries it, recovers panics, and writes one access-log line.
@@ -58,7 +75,7 @@ func requestContext(log *slog.Logger) fiber.Handler {
 		start := time.Now()
 		id := c.Get(fiber.HeaderXRequestID)
 		if !safeRequestID.MatchString(id) {
-			id = uuid.NewString()
+			id = newRequestID()
 		}
 		c.Set(fiber.HeaderXRequestID, id)
 		ctx := logging.With(context.Background(), slog.String(logging.RequestID, id))

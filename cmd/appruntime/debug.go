@@ -1,0 +1,28 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"os"
+)
+
+// startDebug serves Go's profiler on DEBUG_ADDR (e.g. 127.0.0.1:6060) when it
+// is set, for profiling a process under load. It is off by default and must
+// only ever listen on a private address.
+func startDebug(log *slog.Logger) {
+	addr := os.Getenv("DEBUG_ADDR")
+	if addr == "" {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() {
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			log.Error("debug listener stopped", "addr", addr, "error", err.Error())
+		}
+	}()
+	log.Info("debug listener (pprof)", "addr", addr)
+}

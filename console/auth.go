@@ -1,0 +1,227 @@
+package console
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/models"
+)
+
+// SessionTTL is how long a console sign-in lasts.
+const SessionTTL = 12 * time.Hour
+
+// loginFormTTL is how long the anonymous session behind a sign-in form
+// lasts: its CSRF token is what the form posts back.
+const loginFormTTL = time.Hour
+
+// CookieName is the console's session cookie.
+const CookieName = "appruntime_console"
+
+// CSRFField is the hidden form field every non-GET request must carry.
+const CSRFField = "csrf"
+
+// Domain separators of what the console key signs, so that a value signed
+// for one use is never accepted for another.
+const (
+	signCookie = "appruntime console cookie v1\x00"
+	signCSRF   = "appruntime console csrf v1\x00"
+)
+
+// Locals keys.
+const (
+	localSession = "console.session"
+	localAdmin   = "console.admin"
+)
+
+// cookieSession is what the signed cookie carries. SID is random per
+// sign-in (and per anonymous visit to the sign-in form); the CSRF token is
+// derived from it. UserID and WorkspaceID are empty before sign-in.
+type cookieSession struct {
+	SID         string `json:"sid"`
+	UserID      string `json:"uid,omitempty"`
+	WorkspaceID string `json:"ws,omitempty"`
+	Expires     int64  `json:"exp"`
+}
+
+// signedIn reports whether the session belongs to a signed-in user.
+func (cs cookieSession) signedIn() bool { return cs.UserID != "" && cs.WorkspaceID != "" }
+
+// signedAdmin is the admin a request runs for.
+type signedAdmin struct {
+	admin.UserView
+	WorkspaceID string
+}
+
+// actor names the admin in audit entries and feed rows.
+func (a signedAdmin) actor() string { return "user:" + a.ID }
+
+// encodeCookie signs cs: base64url(JSON) "." base64url(HMAC-SHA256).
+func (s *server) encodeCookie(cs cookieSession) string {
+	raw, _ := json.Marshal(cs)
+	payload := base64.RawURLEncoding.EncodeToString(raw)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(signCookie, payload))
+}
+
+// decodeCookie verifies and decodes a cookie value; a bad signature, a
+// malformed value or an expired session is refused.
+func (s *server) decodeCookie(value string, now time.Time) (cookieSession, bool) {
+	payload, sig, ok := strings.Cut(value, ".")
+	if !ok {
+		return cookieSession{}, false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, s.mac(signCookie, payload)) {
+		return cookieSession{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return cookieSession{}, false
+	}
+	var cs cookieSession
+	if err := json.Unmarshal(raw, &cs); err != nil || cs.SID == "" || now.Unix() >= cs.Expires {
+		return cookieSession{}, false
+	}
+	return cs, true
+}
+
+// csrfToken is the CSRF token of a session: an HMAC of its id, so that it
+// needs no storage and dies with the session.
+func (s *server) csrfToken(cs cookieSession) string {
+	return base64.RawURLEncoding.EncodeToString(s.mac(signCSRF, cs.SID))
+}
+
+func (s *server) mac(domain, msg string) []byte {
+	m := hmac.New(sha256.New, s.cookieKey)
+	m.Write([]byte(domain))
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+// newSID returns a fresh random session id.
+func newSID() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("console: random: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// setSession sends cs as the session cookie.
+func (s *server) setSession(c *fiber.Ctx, cs cookieSession) {
+	c.Cookie(&fiber.Cookie{
+		Name: CookieName, Value: s.encodeCookie(cs), Path: "/",
+		Expires: time.Unix(cs.Expires, 0), HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookies,
+	})
+	c.Locals(localSession, cs)
+}
+
+// clearSession removes the session cookie.
+func (s *server) clearSession(c *fiber.Ctx) {
+	c.Cookie(&fiber.Cookie{
+		Name: CookieName, Value: "", Path: "/", Expires: time.Unix(0, 0), MaxAge: -1,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookies,
+	})
+}
+
+// endedKey marks a session id signed out until the cookie would expire.
+func (s *server) endedKey(sid string) string { return s.KeyPrefix + "console:ended:" + sid }
+
+// loadSession reads the session cookie. A valid, unexpired cookie that was
+// not signed out is put in Locals; anything else is ignored (the request is
+// then anonymous).
+func (s *server) loadSession(c *fiber.Ctx) error {
+	cs, ok := s.decodeCookie(c.Cookies(CookieName), time.Now())
+	if ok {
+		err := s.Redis.Get(c.UserContext(), s.endedKey(cs.SID)).Err()
+		switch {
+		case err == nil:
+			ok = false // signed out
+		case !errors.Is(err, redis.Nil):
+			return fmt.Errorf("console: check sign-out: %w", err)
+		}
+	}
+	if ok {
+		c.Locals(localSession, cs)
+	}
+	return c.Next()
+}
+
+// sessionOf returns the request's session, if any.
+func sessionOf(c *fiber.Ctx) (cookieSession, bool) {
+	cs, ok := c.Locals(localSession).(cookieSession)
+	return cs, ok
+}
+
+// adminOf returns the admin requireAdmin admitted.
+func adminOf(c *fiber.Ctx) signedAdmin {
+	a, _ := c.Locals(localAdmin).(signedAdmin)
+	return a
+}
+
+// errCSRF is the 403 of a state-changing request without the form's token.
+var errCSRF = apperr.Forbiddenf("this form has expired or did not come from this console: reload the page and try again")
+
+// checkCSRF refuses with 403 every request other than GET and HEAD whose
+// form does not carry the CSRF token of the request's session.
+func (s *server) checkCSRF(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead {
+		return c.Next()
+	}
+	cs, ok := sessionOf(c)
+	if !ok {
+		return errCSRF
+	}
+	got := c.FormValue(CSRFField)
+	if got == "" || !hmac.Equal([]byte(got), []byte(s.csrfToken(cs))) {
+		return errCSRF
+	}
+	return c.Next()
+}
+
+// requireAdmin admits requests of a signed-in user who is, right now, an
+// admin of the session's workspace (a user deleted or made a reviewer since
+// signing in is out at once). Anonymous page requests are redirected to the
+// sign-in form, which brings them back afterwards.
+func (s *server) requireAdmin(c *fiber.Ctx) error {
+	cs, ok := sessionOf(c)
+	if ok && cs.signedIn() {
+		u, err := s.Admin.GetUser(c.UserContext(), cs.WorkspaceID, cs.UserID)
+		switch {
+		case err == nil && u.Role == models.RoleAdmin:
+			c.Locals(localAdmin, signedAdmin{UserView: u, WorkspaceID: cs.WorkspaceID})
+			return c.Next()
+		case err != nil && !apperr.Is(err, apperr.NotFound):
+			return err
+		}
+		s.clearSession(c)
+	}
+	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
+		return apperr.Unauthenticatedf("your console session has ended: sign in again")
+	}
+	return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+}
+
+// safeNext returns next when it is a path on this console, else "/", so the
+// sign-in form cannot be used to send an admin to another site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/"
+	}
+	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
+		return "/"
+	}
+	return next
+}

@@ -1,0 +1,271 @@
+package console_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/console"
+	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+// forgeCookie signs a session cookie the way the console does (with
+// testkit.TestKey, the tests' CONSOLE_SESSION_KEY), so tests can present
+// expired or tampered sessions.
+func forgeCookie(sid, userID, workspaceID string, expires time.Time) string {
+	raw, _ := json.Marshal(map[string]any{"sid": sid, "uid": userID, "ws": workspaceID, "exp": expires.Unix()})
+	payload := base64.RawURLEncoding.EncodeToString(raw)
+	m := hmac.New(sha256.New, testkit.TestKey)
+	m.Write([]byte("appruntime console cookie v1\x00" + payload))
+	return payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sessionCookie returns the value of the console cookie in a reply's Set-Cookie.
+func sessionCookie(t *testing.T, p page) *http.Cookie {
+	t.Helper()
+	for _, c := range (&http.Response{Header: p.Header}).Cookies() {
+		if c.Name == console.CookieName {
+			return c
+		}
+	}
+	return nil
+}
+
+// getWithCookie fetches path presenting only the given cookie value.
+func getWithCookie(t *testing.T, c *testConsole, path, value string) page {
+	t.Helper()
+	cl := c.client(t)
+	req, err := http.NewRequest(http.MethodGet, c.URL+path, nil)
+	require.NoError(t, err)
+	if value != "" {
+		req.AddCookie(&http.Cookie{Name: console.CookieName, Value: value})
+	}
+	return cl.do(req)
+}
+
+func TestPagesNeedASignedInAdmin(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	ws, admin := c.Tenant.Workspace.ID, c.Tenant.Admin.ID
+	valid := forgeCookie("sid-valid", admin, ws, time.Now().Add(time.Hour))
+	payload, sig, _ := strings.Cut(valid, ".")
+	flipped := "A"
+	if sig[0] == 'A' {
+		flipped = "B"
+	}
+	tampered := payload + "." + flipped + sig[1:]
+	otherPayload, _, _ := strings.Cut(forgeCookie("sid-valid", models.NewID(), ws, time.Now().Add(time.Hour)), ".")
+
+	for _, tc := range []struct {
+		name   string
+		cookie string
+	}{
+		{"no cookie", ""},
+		{"garbage", "not-a-cookie"},
+		{"tampered signature", tampered},
+		{"another payload under this signature", otherPayload + "." + sig},
+		{"expired", forgeCookie("sid-old", admin, ws, time.Now().Add(-time.Minute))},
+		{"signed with another key", payload + "." + base64.RawURLEncoding.EncodeToString(make([]byte, 32))},
+		{"anonymous session (not signed in)", forgeCookie("sid-anon", "", "", time.Now().Add(time.Hour))},
+		{"user of no workspace", forgeCookie("sid-ghost", models.NewID(), ws, time.Now().Add(time.Hour))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := getWithCookie(t, c, "/bindings?x=1", tc.cookie)
+			require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+			require.Equal(t, "/login?next="+url.QueryEscape("/bindings?x=1"), p.Header.Get("Location"))
+		})
+	}
+
+	// The same forged cookie, valid, is let in: the refusals above are about
+	// what was wrong with each, not about forging.
+	p := getWithCookie(t, c, "/bindings", valid)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, "<h1>Bindings</h1>")
+}
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+
+	t.Run("admin signs in and is sent where they were going", func(t *testing.T) {
+		t.Parallel()
+		cl := c.client(t)
+		p := cl.get("/tasks")
+		require.Equal(t, http.StatusSeeOther, p.Status)
+		p = cl.get(p.Header.Get("Location"))
+		require.Equal(t, http.StatusOK, p.Status)
+		require.Contains(t, p.Body, `name="next" value="/tasks"`)
+		p = cl.post("/login", url.Values{"email": {strings.ToUpper(c.Tenant.Admin.Email)}, "password": {testPassword}, "next": {"/tasks"}})
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		require.Equal(t, "/tasks", p.Header.Get("Location"))
+		ck := sessionCookie(t, p)
+		require.NotNil(t, ck)
+		require.True(t, ck.HttpOnly)
+		require.Equal(t, http.SameSiteLaxMode, ck.SameSite)
+		require.False(t, ck.Secure, "the console is served over http here")
+		require.WithinDuration(t, time.Now().Add(console.SessionTTL), ck.Expires, time.Minute)
+		p = cl.get("/tasks")
+		require.Equal(t, http.StatusOK, p.Status)
+		require.Contains(t, p.Body, c.Tenant.Admin.Email)
+	})
+
+	t.Run("an off-site next is ignored", func(t *testing.T) {
+		t.Parallel()
+		for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"} {
+			cl := c.client(t)
+			cl.get("/login")
+			p := cl.post("/login", url.Values{"email": {c.Tenant.Admin.Email}, "password": {testPassword}, "next": {next}})
+			require.Equal(t, http.StatusSeeOther, p.Status, next)
+			require.Equal(t, "/", p.Header.Get("Location"), next)
+		}
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			name, email, password string
+			status                int
+			message               string
+		}{
+			{"wrong password", c.Tenant.Admin.Email, "not the password", http.StatusUnauthorized, "Wrong email or password."},
+			{"unknown email", "nobody@example.test", testPassword, http.StatusUnauthorized, "Wrong email or password."},
+			{"empty form", "", "", http.StatusUnauthorized, "Wrong email or password."},
+			{"reviewer", f.ReviewerEmail, testPassword, http.StatusForbidden, "This console is for admins only."},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				cl := c.client(t)
+				cl.get("/login")
+				p := cl.post("/login", url.Values{"email": {tc.email}, "password": {tc.password}})
+				require.Equal(t, tc.status, p.Status)
+				require.Contains(t, p.Body, tc.message)
+				require.Nil(t, sessionCookie(t, p), "a refused sign-in sets no session")
+				p = cl.get("/")
+				require.Equal(t, http.StatusSeeOther, p.Status, "still signed out")
+			})
+		}
+	})
+
+	t.Run("a user made reviewer after signing in is out at once", func(t *testing.T) {
+		t.Parallel()
+		cl := c.client(t)
+		ctx := context.Background()
+		u, err := c.P.Admin.CreateUser(ctx, c.Tenant.Workspace.ID, "test", adminInput("demoted-"+models.NewID()[:8]+"@example.test", models.RoleAdmin))
+		require.NoError(t, err)
+		p := cl.login(u.Email, testPassword)
+		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+		require.Equal(t, http.StatusOK, cl.get("/").Status)
+		_, err = c.P.Admin.UpdateUser(ctx, c.Tenant.Workspace.ID, "test", u.ID, []byte(`{"role":"reviewer"}`))
+		require.NoError(t, err)
+		p = cl.get("/")
+		require.Equal(t, http.StatusSeeOther, p.Status)
+		require.True(t, strings.HasPrefix(p.Header.Get("Location"), "/login"))
+	})
+}
+
+// adminInput is a user to create with testPassword.
+func adminInput(email, role string) admin.UserInput {
+	return admin.UserInput{Email: email, Name: "Someone", Role: role, Password: testPassword}
+}
+
+func TestSecureCookieOverHTTPS(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t, func(cfg *config.Config) { cfg.ConsoleURL = "https://console.example.test" })
+	cl := c.client(t)
+	p := cl.get("/login")
+	ck := sessionCookie(t, p)
+	require.NotNil(t, ck)
+	require.True(t, ck.Secure)
+	require.True(t, ck.HttpOnly)
+	require.Equal(t, http.SameSiteLaxMode, ck.SameSite)
+}
+
+func TestCSRF(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	cl := c.signedIn(t)
+	other := c.signedIn(t)
+	require.NotEqual(t, cl.csrf, other.csrf, "each session has its own token")
+
+	for _, tc := range []struct {
+		name  string
+		path  string
+		token []string // nil: no csrf field at all
+	}{
+		{"missing on a change", "/tokens", nil},
+		{"empty on a change", "/tokens", []string{""}},
+		{"wrong on a change", "/tokens", []string{"Zm9yZ2Vk"}},
+		{"another session's token", "/tokens", []string{other.csrf}},
+		{"missing on sign-out", "/logout", nil},
+		{"missing on release", "/tasks/" + models.NewID() + "/awaits/" + models.NewID() + "/release", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			form := url.Values{"scope": {"admin"}, "name": {"csrf test"}, "csrf": tc.token}
+			if tc.token == nil {
+				form["csrf"] = []string{} // present, so post adds none; empty, so none is sent
+			}
+			p := cl.post(tc.path, form)
+			require.Equal(t, http.StatusForbidden, p.Status, p.Body)
+			require.Contains(t, p.Body, "this form has expired or did not come from this console")
+		})
+	}
+	tokens, err := c.P.Admin.ListTokens(context.Background(), c.Tenant.Workspace.ID)
+	require.NoError(t, err)
+	for _, tok := range tokens {
+		require.NotEqual(t, "csrf test", tok.Name, "no refused post issued a token")
+	}
+	require.Equal(t, http.StatusOK, cl.get("/").Status, "still signed in")
+
+	t.Run("sign-in form", func(t *testing.T) {
+		anon := c.client(t)
+		anon.get("/login")
+		p := anon.post("/login", url.Values{"email": {c.Tenant.Admin.Email}, "password": {testPassword}, "csrf": {"nope"}})
+		require.Equal(t, http.StatusForbidden, p.Status)
+		fresh := c.client(t) // never saw the form: no session, no token
+		p = fresh.post("/login", url.Values{"email": {c.Tenant.Admin.Email}, "password": {testPassword}, "csrf": {""}})
+		require.Equal(t, http.StatusForbidden, p.Status)
+	})
+}
+
+func TestLogoutEndsTheSession(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	cl := c.signedIn(t)
+	u, err := url.Parse(c.URL)
+	require.NoError(t, err)
+	var stolen string
+	for _, ck := range cl.http.Jar.Cookies(u) {
+		if ck.Name == console.CookieName {
+			stolen = ck.Value
+		}
+	}
+	require.NotEmpty(t, stolen)
+	p := cl.post("/logout", nil)
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, "/login?notice=signed_out", p.Header.Get("Location"))
+	require.Equal(t, http.StatusSeeOther, cl.get("/").Status)
+	// A copy of the cookie taken before sign-out is worthless too.
+	p = getWithCookie(t, c, "/", stolen)
+	require.Equal(t, http.StatusSeeOther, p.Status)
+}
+
+func TestNewNeedsTheCookieKey(t *testing.T) {
+	t.Parallel()
+	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
+	cfg.ConsoleKey = nil
+	p, _ := newPlatform(t, cfg)
+	_, err := console.New(p)
+	require.ErrorContains(t, err, "CONSOLE_SESSION_KEY is required")
+}

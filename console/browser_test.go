@@ -1,0 +1,197 @@
+package console_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/web"
+	"github.com/appruntime/appruntime/models"
+)
+
+// chromiumPath is Debian's chromium (scripts/services.sh installs it).
+const chromiumPath = "/usr/bin/chromium"
+
+// browserTimeout bounds the whole browser session of a test.
+const browserTimeout = 90 * time.Second
+
+// newBrowser starts a headless Chromium with a fresh profile. A missing
+// Chromium fails the test (it is a dependency of the suite, like Postgres);
+// -short skips it. The background-networking flags keep Chromium from
+// reaching for the network this machine does not have.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Chromium (skipped with -short)")
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("Chromium is needed at %s: %v (run scripts/services.sh, which installs it)", chromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	return ctx
+}
+
+// stack is the API and the console on loopback, over one platform.
+type stack struct {
+	*testConsole
+	APIURL string
+}
+
+// newStack serves the API and the console against one platform, so that
+// the console's host page mounts a bundle the API serves and the bundle
+// calls that API's runtime verbs.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	apiLn, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	consoleLn, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	s := &stack{testConsole: &testConsole{URL: "http://" + consoleLn.Addr().String()}, APIURL: "http://" + apiLn.Addr().String()}
+	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
+	cfg.PublicAPIURL, cfg.BundleBaseURL, cfg.ConsoleURL = s.APIURL, s.APIURL+"/bundles", s.URL
+	s.P, s.Store = newPlatform(t, cfg)
+	s.Tenant = testkit.NewTenant(t, s.Store.DB)
+	serve(t, api.New(s.P), apiLn)
+	serve(t, mustConsole(t, s.P), consoleLn)
+	return s
+}
+
+// TestReviewInTheBrowser is the demo clicked through in a real browser: sign
+// in through the form, open the parked step's artifact (the console hosts
+// the bundle in a sandboxed iframe and hands it a session), let the bundle
+// list the invoices (read), hold one (write) and approve (an action that
+// resolves the await), then check the database.
+func TestReviewInTheBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := newBrowser(t)
+	s := newStack(t)
+	f := seedDemo(t, s.P, s.Tenant)
+
+	// Sign in through the form.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/tasks/"+f.TaskID),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), s.Tenant.Admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`a[href$="/artifact"]`)),
+	))
+	location, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, s.URL+"/tasks/"+f.TaskID, location, "sign-in returns to the page asked for")
+
+	// Open the artifact from the task page.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href$="/artifact"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
+	))
+	frame := frameContext(t, ctx, s.APIURL+"/bundles/"+f.BundleID+"/")
+
+	// The bundle got its init message and lists the invoices (a read).
+	require.NoError(t, chromedp.Do(frame, chromedp.WaitVisible(chromedp.CSS(`#rows tbody tr:nth-child(3)`))))
+	status, err := chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#status`)))
+	require.NoError(t, err)
+	require.Equal(t, "3 invoice(s)", status)
+	bridge, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#bridge-status`)))
+	require.NoError(t, err)
+	require.Equal(t, "connected", bridge)
+
+	// Hold the first invoice (a write).
+	require.NoError(t, chromedp.Do(frame,
+		chromedp.Click(chromedp.CSS(`#rows tbody tr:nth-child(1) button`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#rows tbody tr:nth-child(1) td:nth-child(4)").textContent === "on_hold"`,
+			chromedp.WithPollingTimeout(15*time.Second)),
+	))
+	var invoiceStatus string
+	require.NoError(t, f.Source.DB.Raw(`SELECT status FROM invoices WHERE id = 1`).Scan(&invoiceStatus).Error)
+	require.Equal(t, "on_hold", invoiceStatus, "the write reached the data source")
+
+	// Approve: the action resolves the await.
+	require.NoError(t, chromedp.Do(frame,
+		chromedp.Click(chromedp.CSS(`#approve`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#status").textContent.startsWith("Approved")`,
+			chromedp.WithPollingTimeout(15*time.Second)),
+	))
+	status, err = chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#status`)))
+	require.NoError(t, err)
+	require.Equal(t, "Approved: the agent resumes.", status)
+
+	var aw models.TaskAwait
+	require.NoError(t, s.Store.DB.Where("id = ?", f.AwaitID).Take(&aw).Error)
+	require.Equal(t, models.AwaitResolved, aw.Status)
+	require.Equal(t, "user:"+s.Tenant.Admin.ID, aw.ResolvedBy, "resolved by the admin the console minted the session for")
+	var resumes []models.Outbox
+	require.NoError(t, s.Store.DB.Where("kind = ?", outbox.KindResumeEvent).Find(&resumes).Error)
+	require.Len(t, resumes, 1)
+	require.Contains(t, string(resumes[0].Payload), f.AwaitID)
+	var decisions int64
+	require.NoError(t, f.Source.DB.Raw(`SELECT count(*) FROM decisions WHERE task_id = ?`, f.TaskID).Scan(&decisions).Error)
+	require.Equal(t, int64(1), decisions)
+
+	// The console shows the settled await when the task page is reloaded.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL+"/tasks/"+f.TaskID)))
+	awaitText, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.await-resolved`)))
+	require.NoError(t, err)
+	require.Equal(t, "resolved", awaitText)
+}
+
+// frameContext returns a context that runs actions in the artifact iframe
+// whose URL starts with urlPrefix. The iframe is sandboxed (opaque origin),
+// so Chromium runs it in a process of its own, as a separate target; the
+// returned context attaches to that target.
+func frameContext(t *testing.T, ctx context.Context, urlPrefix string) context.Context {
+	t.Helper()
+	var id target.ID
+	require.Eventually(t, func() bool {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			return false
+		}
+		for _, info := range infos {
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, urlPrefix) {
+				id = info.TargetID
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 100*time.Millisecond, "no iframe target for %s", urlPrefix)
+	frame, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(id))
+	t.Cleanup(cancel)
+	return frame
+}

@@ -1,0 +1,134 @@
+package rdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Broadcast is a pub/sub channel whose every message each live subscriber
+// acknowledges after applying it, so that a publisher can wait until every
+// replica has applied a change. It lets hot paths keep process-local state
+// (cached bindings, revoked sessions) with no Redis round trip per request,
+// while a change made on one replica is still enforced by every replica on
+// its very next call.
+type Broadcast struct {
+	client  *redis.Client
+	channel string
+	acks    string // prefix of the per-message acknowledgement lists
+	log     *slog.Logger
+}
+
+// ackTTL bounds how long an acknowledgement list outlives its publisher.
+const ackTTL = time.Minute
+
+// NewBroadcast returns the broadcast named name under keyPrefix.
+func NewBroadcast(client *redis.Client, keyPrefix, name string, log *slog.Logger) *Broadcast {
+	return &Broadcast{client: client, channel: keyPrefix + name, acks: keyPrefix + name + ":ack:", log: log}
+}
+
+// Listen subscribes and calls apply with the payload of every message, then
+// acknowledges it. resync runs once the subscription is established and again
+// after every reconnection, because messages published while a subscriber was
+// disconnected are lost: resync must rebuild the local state from the source
+// of truth. Listen returns when the first subscription is confirmed and its
+// resync has run (or with an error after timeout). stop ends the listener.
+func (b *Broadcast) Listen(apply func(payload string), resync func(context.Context) error, timeout time.Duration) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ps := b.client.Subscribe(ctx, b.channel)
+	msgs := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	first := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		confirmed := false
+		for m := range msgs {
+			switch msg := m.(type) {
+			case *redis.Subscription:
+				if msg.Kind != "subscribe" {
+					continue
+				}
+				err := resync(ctx)
+				if err != nil {
+					b.log.Error("broadcast: resync after subscribing", "channel", b.channel, "error", err.Error())
+				}
+				if !confirmed {
+					confirmed = true
+					first <- err
+				}
+			case *redis.Message:
+				id, payload, ok := strings.Cut(msg.Payload, " ")
+				if !ok {
+					continue
+				}
+				apply(payload)
+				pipe := b.client.Pipeline()
+				pipe.RPush(ctx, b.acks+id, 1)
+				pipe.Expire(ctx, b.acks+id, ackTTL)
+				if _, err := pipe.Exec(ctx); err != nil && ctx.Err() == nil {
+					b.log.Warn("broadcast: acknowledge", "channel", b.channel, "error", err.Error())
+				}
+			}
+		}
+	}()
+	stop = func() {
+		cancel()
+		_ = ps.Close()
+		wg.Wait()
+	}
+	select {
+	case err := <-first:
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		return stop, nil
+	case <-time.After(timeout):
+		stop()
+		return nil, fmt.Errorf("broadcast: no subscription to %s within %s", b.channel, timeout)
+	}
+}
+
+// Publish sends payload to every subscriber and waits up to wait for all of
+// them to acknowledge it. A subscriber that does not answer in time is
+// logged, not an error: its state is then bounded by its own expiry rules.
+func (b *Broadcast) Publish(ctx context.Context, payload string, wait time.Duration) error {
+	id := newMessageID()
+	n, err := b.client.Publish(ctx, b.channel, id+" "+payload).Result()
+	if err != nil {
+		return fmt.Errorf("broadcast: publish on %s: %w", b.channel, err)
+	}
+	deadline := time.Now().Add(wait)
+	for got := int64(0); got < n; got++ {
+		left := time.Until(deadline)
+		if left <= 0 {
+			b.log.Warn("broadcast: not every subscriber acknowledged", "channel", b.channel, "subscribers", n, "acks", got)
+			break
+		}
+		err := b.client.BLPop(ctx, left, b.acks+id).Err()
+		if errors.Is(err, redis.Nil) {
+			b.log.Warn("broadcast: not every subscriber acknowledged", "channel", b.channel, "subscribers", n, "acks", got)
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("broadcast: wait for acknowledgements on %s: %w", b.channel, err)
+		}
+	}
+	b.client.Del(context.WithoutCancel(ctx), b.acks+id)
+	return nil
+}
+
+func newMessageID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

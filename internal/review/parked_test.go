@@ -1,0 +1,125 @@
+package review_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+func TestAdminReleaseResumesOnceUnderARace(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	var woken atomic.Int32
+	settle := review.NewParked(p.st, func(context.Context) { woken.Add(1) })
+	actor := "user:" + p.tn.Admin.ID
+
+	const racers = 20
+	var wg sync.WaitGroup
+	var released, conflicts atomic.Int32
+	for range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := settle.Release(context.Background(), p.tn.Workspace.ID, p.await.ID, actor)
+			switch {
+			case err == nil:
+				released.Add(1)
+			case apperr.Is(err, apperr.Conflict):
+				conflicts.Add(1)
+			default:
+				t.Errorf("release: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), released.Load())
+	require.Equal(t, int32(racers-1), conflicts.Load())
+	require.Equal(t, int32(1), woken.Load(), "the relay is woken after the one release")
+
+	var rows []models.Outbox
+	require.NoError(t, p.st.DB.Where("kind = ?", outbox.KindResumeEvent).Find(&rows).Error)
+	require.Len(t, rows, 1)
+	var n int64
+	require.NoError(t, p.st.DB.Model(&models.AuditEntry{}).Where("action = ? AND target_id = ?", review.AuditAwaitRelease, p.await.ID).Count(&n).Error)
+	require.Equal(t, int64(1), n)
+	require.NoError(t, p.st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", p.task.ID, models.FeedAwaitResolved).Count(&n).Error)
+	require.Equal(t, int64(1), n)
+
+	// The resume event is the one an action writes, so the resume handler
+	// runs the task again.
+	require.NoError(t, p.resumer.HandleResume(context.Background(), rows[0].ID))
+	require.Equal(t, models.TaskRunning, p.taskStatus(t))
+	resumed := p.resumedRows(t)
+	require.Len(t, resumed, 1)
+	require.Equal(t, actor, resumed[0].Actor)
+}
+
+func TestAdminAbortFailsTheTaskWithoutResuming(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	settle := review.NewParked(p.st, func(context.Context) { t.Error("an abort must not wake the relay") })
+	aw, err := settle.Abort(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "  duplicate invoice  ")
+	require.NoError(t, err)
+	require.Equal(t, models.AwaitAborted, aw.Status)
+	require.Equal(t, review.ReasonAdminAbort, aw.Reason)
+	require.NotNil(t, aw.ResolvedAt)
+	require.Equal(t, models.TaskFailed, p.taskStatus(t))
+
+	var n int64
+	require.NoError(t, p.st.DB.Model(&models.Outbox{}).Count(&n).Error)
+	require.Zero(t, n, "no resume event")
+	var ev models.FeedEvent
+	require.NoError(t, p.st.DB.Where("task_id = ? AND type = ?", p.task.ID, models.FeedAwaitAborted).Take(&ev).Error)
+	require.JSONEq(t, `{"await_id":"`+p.await.ID+`","task_id":"`+p.task.ID+`","step_id":"`+p.step.ID+`","reason":"admin_abort","note":"duplicate invoice"}`, string(ev.Payload))
+	require.Equal(t, p.step.ID, *ev.StepID)
+
+	_, err = settle.Release(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID)
+	require.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
+	require.ErrorContains(t, err, "is already aborted")
+	_, err = settle.Abort(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "")
+	require.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
+}
+
+func TestSettlingRefusals(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	other := testkit.NewTenant(t, p.st.DB)
+	settle := review.NewParked(p.st, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		workspace string
+		awaitID   string
+		note      string
+		code      apperr.Code
+		message   string
+	}{
+		{"another workspace's await", other.Workspace.ID, p.await.ID, "", apperr.NotFound, "await " + p.await.ID + " not found"},
+		{"no such await", p.tn.Workspace.ID, models.NewID(), "", apperr.NotFound, "not found"},
+		{"not an id", p.tn.Workspace.ID, "nope", "", apperr.NotFound, "await nope not found"},
+		{"a note too long", p.tn.Workspace.ID, p.await.ID, string(make([]byte, review.MaxAbortNoteLength+1)), apperr.Invalid, "note is longer than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := settle.Abort(ctx, tc.workspace, tc.awaitID, "user:x", tc.note)
+			require.True(t, apperr.Is(err, tc.code), "%v", err)
+			require.ErrorContains(t, err, tc.message)
+			if tc.code == apperr.NotFound {
+				_, err = settle.Release(ctx, tc.workspace, tc.awaitID, "user:x")
+				require.True(t, apperr.Is(err, tc.code), "%v", err)
+			}
+		})
+	}
+	var aw models.TaskAwait
+	require.NoError(t, p.st.DB.Where("id = ?", p.await.ID).Take(&aw).Error)
+	require.Equal(t, models.AwaitPending, aw.Status, "nothing refused touched the await")
+	require.Equal(t, models.TaskWaitingForInput, p.taskStatus(t))
+}

@@ -1,0 +1,264 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/models"
+)
+
+// TasksPerPage is how many tasks one page of a workspace's task list holds.
+const TasksPerPage = 50
+
+// MaxFeedEventsShown bounds the feed events Inspect returns: the newest
+// ones, so a long-running task's page stays readable.
+const MaxFeedEventsShown = 200
+
+// Statuses are the task statuses, in the order an admin reads them.
+var Statuses = []string{models.TaskWaitingForInput, models.TaskRunning, models.TaskFailed, models.TaskCompleted}
+
+// Summary is one task of a workspace as an admin's list shows it.
+type Summary struct {
+	ID        string
+	AgentID   string
+	AgentName string
+	Title     string
+	Status    string
+	Priority  float64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// PendingAwaitID and ParkedSince are the task's oldest pending await and
+	// when it was registered; empty and nil when nothing holds the task.
+	PendingAwaitID string
+	ParkedSince    *time.Time
+}
+
+// ListFilter selects a page of a workspace's tasks.
+type ListFilter struct {
+	Status string // one of Statuses; "" lists every task
+	Page   int    // 1-based; 0 is the first page
+}
+
+// SummaryPage is one page of a workspace's tasks, newest first.
+type SummaryPage struct {
+	Tasks   []Summary
+	Page    int
+	HasMore bool
+}
+
+// Detail is a task as an admin inspects it: its steps (oldest first), its
+// newest feed events (oldest of them first, so the newest is last), its
+// awaits and its key details.
+type Detail struct {
+	Summary
+	Steps []StepView
+	// Events holds at most MaxFeedEventsShown events; EventsTruncated says
+	// that older ones were left out.
+	Events          []EventView
+	EventsTruncated bool
+	Awaits          []AwaitView
+	KeyValues       map[string]json.RawMessage
+}
+
+// EventView is one feed event.
+type EventView struct {
+	ID        int64
+	StepID    *string
+	Type      string
+	Name      string
+	Payload   json.RawMessage
+	Actor     string
+	CreatedAt time.Time
+}
+
+// AwaitView is one await of a task.
+type AwaitView struct {
+	ID             string
+	SourceType     string
+	CorrelationKey string // the step id, for an app-tool await
+	Status         string
+	Reason         string
+	CreatedAt      time.Time
+	ResolvedAt     *time.Time
+	ResolvedBy     string
+}
+
+// Pending reports whether the await still holds its task.
+func (a AwaitView) Pending() bool { return a.Status == models.AwaitPending }
+
+// ListWorkspace returns a page of the workspace's tasks, newest first, each
+// with its agent's name and, when it is parked, since when.
+func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListFilter) (SummaryPage, error) {
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return SummaryPage{}, apperr.Invalidf("status %q must be one of %s", f.Status, strings.Join(Statuses, ", "))
+	}
+	page := max(f.Page, 1)
+	q := s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	var rows []models.Task
+	err := q.Order("created_at DESC, id DESC").Offset((page - 1) * TasksPerPage).Limit(TasksPerPage + 1).Find(&rows).Error
+	if err != nil {
+		return SummaryPage{}, fmt.Errorf("task: list workspace tasks: %w", err)
+	}
+	out := SummaryPage{Page: page, HasMore: len(rows) > TasksPerPage}
+	rows = rows[:min(len(rows), TasksPerPage)]
+	out.Tasks, err = s.summaries(ctx, workspaceID, rows)
+	return out, err
+}
+
+// Parked returns up to limit tasks of the workspace held by a pending
+// await, the longest-parked first: what needs an admin's attention.
+func (s *Service) Parked(ctx context.Context, workspaceID string, limit int) ([]Summary, error) {
+	db := s.st.DB.WithContext(ctx)
+	var awaits []models.TaskAwait
+	err := db.Model(&models.TaskAwait{}).Select("task_awaits.*").
+		Joins("JOIN tasks ON tasks.id = task_awaits.task_id").
+		Where("tasks.workspace_id = ? AND task_awaits.status = ?", workspaceID, models.AwaitPending).
+		Order("task_awaits.created_at, task_awaits.id").Limit(limit).Find(&awaits).Error
+	if err != nil {
+		return nil, fmt.Errorf("task: list parked tasks: %w", err)
+	}
+	ids := []string{}
+	for _, a := range awaits {
+		if !slices.Contains(ids, a.TaskID) {
+			ids = append(ids, a.TaskID)
+		}
+	}
+	var rows []models.Task
+	if len(ids) > 0 {
+		if err := db.Where("id IN ?", ids).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("task: load parked tasks: %w", err)
+		}
+	}
+	slices.SortFunc(rows, func(a, b models.Task) int { return slices.Index(ids, a.ID) - slices.Index(ids, b.ID) })
+	return s.summaries(ctx, workspaceID, rows)
+}
+
+// CountByStatus returns how many tasks of the workspace are in each status;
+// every status of Statuses is present.
+func (s *Service) CountByStatus(ctx context.Context, workspaceID string) (map[string]int64, error) {
+	var rows []struct {
+		Status string
+		N      int64
+	}
+	err := s.st.DB.WithContext(ctx).Model(&models.Task{}).Select("status, COUNT(*) AS n").
+		Where("workspace_id = ?", workspaceID).Group("status").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("task: count tasks: %w", err)
+	}
+	out := make(map[string]int64, len(Statuses))
+	for _, st := range Statuses {
+		out[st] = 0
+	}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}
+
+// Inspect returns a task of the workspace with its steps, feed, awaits and
+// key details; a task of another workspace is not found.
+func (s *Service) Inspect(ctx context.Context, workspaceID, taskID string) (Detail, error) {
+	db := s.st.DB.WithContext(ctx)
+	var t models.Task
+	if !models.IsID(taskID) {
+		return Detail{}, apperr.NotFoundf("task %s not found", taskID)
+	}
+	err := db.Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if err := store.NotFound(err, "task: inspect", "task "+taskID); err != nil {
+		return Detail{}, err
+	}
+	sums, err := s.summaries(ctx, workspaceID, []models.Task{t})
+	if err != nil {
+		return Detail{}, err
+	}
+	d := Detail{Summary: sums[0], KeyValues: map[string]json.RawMessage{}}
+
+	var steps []models.Step
+	if err := db.Where("task_id = ?", t.ID).Order("created_at, id").Find(&steps).Error; err != nil {
+		return Detail{}, fmt.Errorf("task: steps: %w", err)
+	}
+	for _, st := range steps {
+		d.Steps = append(d.Steps, stepView(st))
+	}
+
+	var events []models.FeedEvent
+	if err := db.Where("task_id = ?", t.ID).Order("id DESC").Limit(MaxFeedEventsShown + 1).Find(&events).Error; err != nil {
+		return Detail{}, fmt.Errorf("task: feed events: %w", err)
+	}
+	d.EventsTruncated = len(events) > MaxFeedEventsShown
+	events = events[:min(len(events), MaxFeedEventsShown)]
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		d.Events = append(d.Events, EventView{ID: e.ID, StepID: e.StepID, Type: e.Type, Name: e.Name,
+			Payload: rawOrNull(e.Payload), Actor: e.Actor, CreatedAt: e.CreatedAt})
+	}
+
+	var awaits []models.TaskAwait
+	if err := db.Where("task_id = ?", t.ID).Order("created_at, id").Find(&awaits).Error; err != nil {
+		return Detail{}, fmt.Errorf("task: awaits: %w", err)
+	}
+	for _, a := range awaits {
+		d.Awaits = append(d.Awaits, AwaitView{ID: a.ID, SourceType: a.SourceType, CorrelationKey: a.CorrelationKey,
+			Status: a.Status, Reason: a.Reason, CreatedAt: a.CreatedAt, ResolvedAt: a.ResolvedAt, ResolvedBy: a.ResolvedBy})
+	}
+
+	var kvs []models.AgentKeyValue
+	if err := db.Where("task_id = ?", t.ID).Order("key").Find(&kvs).Error; err != nil {
+		return Detail{}, fmt.Errorf("task: key values: %w", err)
+	}
+	for _, kv := range kvs {
+		d.KeyValues[kv.Key] = rawOrNull(kv.Value)
+	}
+	return d, nil
+}
+
+// summaries adds to tasks their agents' names and their oldest pending awaits.
+func (s *Service) summaries(ctx context.Context, workspaceID string, tasks []models.Task) ([]Summary, error) {
+	out := make([]Summary, 0, len(tasks))
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	db := s.st.DB.WithContext(ctx)
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	var agents []models.Agent
+	if err := db.Select("id", "name").Where("workspace_id = ?", workspaceID).Find(&agents).Error; err != nil {
+		return nil, fmt.Errorf("task: agent names: %w", err)
+	}
+	names := make(map[string]string, len(agents))
+	for _, a := range agents {
+		names[a.ID] = a.Name
+	}
+	var pending []models.TaskAwait
+	err := db.Where("task_id IN ? AND status = ?", ids, models.AwaitPending).Order("created_at, id").Find(&pending).Error
+	if err != nil {
+		return nil, fmt.Errorf("task: pending awaits: %w", err)
+	}
+	oldest := make(map[string]models.TaskAwait, len(pending))
+	for _, a := range pending {
+		if _, seen := oldest[a.TaskID]; !seen {
+			oldest[a.TaskID] = a
+		}
+	}
+	for _, t := range tasks {
+		sum := Summary{ID: t.ID, AgentID: t.AgentID, AgentName: names[t.AgentID], Title: t.Title, Status: t.Status,
+			Priority: t.Priority, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		if a, ok := oldest[t.ID]; ok {
+			since := a.CreatedAt
+			sum.PendingAwaitID, sum.ParkedSince = a.ID, &since
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}

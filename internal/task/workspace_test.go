@@ -1,0 +1,137 @@
+package task_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+// parkAt parks task on a new app-tool step whose await was registered at since.
+func (f fixture) parkAt(t *testing.T, taskID string, since time.Time) models.TaskAwait {
+	t.Helper()
+	db := f.st.DB
+	require.NoError(t, db.Model(&models.Task{}).Where("id = ?", taskID).Update("status", models.TaskWaitingForInput).Error)
+	step := models.Step{ID: models.NewID(), TaskID: taskID, Kind: models.StepAppTool, ConfiguredToolID: &f.awaiting.ID, Status: models.StepCompleted}
+	require.NoError(t, db.Create(&step).Error)
+	aw := models.TaskAwait{ID: models.NewID(), TaskID: taskID, SourceType: models.AwaitSourceAppTool, CorrelationKey: step.ID,
+		Status: models.AwaitPending, CreatedAt: since}
+	require.NoError(t, db.Create(&aw).Error)
+	return aw
+}
+
+func TestWorkspaceTaskLists(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	ws := f.tenant.Workspace.ID
+	older, newer, running := f.newTask(t), f.newTask(t), f.newTask(t)
+	now := time.Now().UTC()
+	olderAwait := f.parkAt(t, older.ID, now.Add(-3*time.Hour))
+	f.parkAt(t, newer.ID, now.Add(-10*time.Minute))
+	other := testkit.NewTenant(t, f.st.DB)
+	require.NoError(t, f.st.DB.Create(&models.Task{ID: models.NewID(), WorkspaceID: other.Workspace.ID, AgentID: other.Agent.ID,
+		Status: models.TaskWaitingForInput}).Error)
+
+	page, err := f.svc.ListWorkspace(ctx, ws, task.ListFilter{})
+	require.NoError(t, err)
+	require.Equal(t, []string{running.ID, newer.ID, older.ID}, summaryIDs(page.Tasks), "newest first, this workspace only")
+	require.False(t, page.HasMore)
+	require.Equal(t, f.tenant.Agent.Name, page.Tasks[0].AgentName)
+	require.Nil(t, page.Tasks[0].ParkedSince, "a running task is held by nothing")
+	require.Equal(t, olderAwait.ID, page.Tasks[2].PendingAwaitID)
+	require.WithinDuration(t, now.Add(-3*time.Hour), *page.Tasks[2].ParkedSince, time.Second)
+
+	page, err = f.svc.ListWorkspace(ctx, ws, task.ListFilter{Status: models.TaskWaitingForInput})
+	require.NoError(t, err)
+	require.Equal(t, []string{newer.ID, older.ID}, summaryIDs(page.Tasks))
+
+	_, err = f.svc.ListWorkspace(ctx, ws, task.ListFilter{Status: "parked"})
+	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
+	require.ErrorContains(t, err, `status "parked" must be one of`)
+
+	parked, err := f.svc.Parked(ctx, ws, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{older.ID, newer.ID}, summaryIDs(parked), "the longest-parked first")
+	parked, err = f.svc.Parked(ctx, ws, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{older.ID}, summaryIDs(parked))
+
+	counts, err := f.svc.CountByStatus(ctx, ws)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{models.TaskWaitingForInput: 2, models.TaskRunning: 1, models.TaskFailed: 0, models.TaskCompleted: 0}, counts)
+}
+
+func TestWorkspaceTaskListPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	start := time.Now().UTC().Add(-time.Hour)
+	rows := make([]models.Task, task.TasksPerPage+2)
+	for i := range rows {
+		rows[i] = models.Task{ID: models.NewID(), WorkspaceID: f.tenant.Workspace.ID, AgentID: f.tenant.Agent.ID,
+			Title: fmt.Sprintf("t%02d", i), Status: models.TaskRunning, CreatedAt: start.Add(time.Duration(i) * time.Second)}
+	}
+	require.NoError(t, f.st.DB.Create(&rows).Error)
+
+	first, err := f.svc.ListWorkspace(ctx, f.tenant.Workspace.ID, task.ListFilter{Page: 1})
+	require.NoError(t, err)
+	require.Len(t, first.Tasks, task.TasksPerPage)
+	require.True(t, first.HasMore)
+	require.Equal(t, fmt.Sprintf("t%02d", task.TasksPerPage+1), first.Tasks[0].Title)
+	second, err := f.svc.ListWorkspace(ctx, f.tenant.Workspace.ID, task.ListFilter{Page: 2})
+	require.NoError(t, err)
+	require.Equal(t, []string{"t01", "t00"}, []string{second.Tasks[0].Title, second.Tasks[1].Title})
+	require.False(t, second.HasMore)
+}
+
+func TestInspect(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	v := f.newTask(t)
+	aw := f.parkAt(t, v.ID, time.Now().UTC())
+	events := make([]models.FeedEvent, task.MaxFeedEventsShown+5)
+	for i := range events {
+		events[i] = models.FeedEvent{TaskID: v.ID, Type: models.FeedAgentAction, Name: fmt.Sprintf("e%03d", i), Actor: "system"}
+	}
+	require.NoError(t, f.st.DB.Create(&events).Error)
+
+	d, err := f.svc.Inspect(ctx, f.tenant.Workspace.ID, v.ID)
+	require.NoError(t, err)
+	require.Equal(t, v.ID, d.ID)
+	require.Equal(t, models.TaskWaitingForInput, d.Status)
+	require.Len(t, d.Steps, 1)
+	require.Len(t, d.Awaits, 1)
+	require.Equal(t, aw.ID, d.Awaits[0].ID)
+	require.True(t, d.Awaits[0].Pending())
+	require.True(t, d.EventsTruncated)
+	require.Len(t, d.Events, task.MaxFeedEventsShown)
+	require.Equal(t, "e005", d.Events[0].Name, "the oldest shown event comes first")
+	require.Equal(t, fmt.Sprintf("e%03d", len(events)-1), d.Events[len(d.Events)-1].Name, "the newest is last")
+
+	other := testkit.NewTenant(t, f.st.DB)
+	for _, id := range []string{v.ID, models.NewID(), "nope"} {
+		ws := other.Workspace.ID
+		if id != v.ID {
+			ws = f.tenant.Workspace.ID
+		}
+		_, err := f.svc.Inspect(ctx, ws, id)
+		require.True(t, apperr.Is(err, apperr.NotFound), "%s: %v", id, err)
+	}
+}
+
+func summaryIDs(list []task.Summary) []string {
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	return ids
+}
