@@ -39,6 +39,12 @@ func openPostgres(dsn string, o Options) (*postgresSource, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
 	}
+	// The server bounds each statement (query_canceled → 504). A deadline on
+	// every query's context would do the same at the price of pgx watching
+	// each context: a goroutine hand-off per query on the runtime's hot path.
+	if _, set := cfg.ConnConfig.RuntimeParams["statement_timeout"]; !set {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.QueryTimeout.Milliseconds(), 10)
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open pool: %w", err)
@@ -58,8 +64,6 @@ func (s *postgresSource) Select(ctx context.Context, q SelectQuery) (Page, error
 	if err != nil {
 		return Page{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	rows, err := s.pool.Query(ctx, st.sql, args...)
 	if err != nil {
 		return Page{}, postgresError(err, st, s.timeout)
@@ -112,8 +116,6 @@ func postgresWrite(ctx context.Context, db execer, w WriteStmt, timeout time.Dur
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	tag, err := db.Exec(ctx, st.sql, args...)
 	if err != nil {
 		return 0, postgresError(err, st, timeout)

@@ -164,5 +164,5 @@ func checkSeeded(t *testing.T, p *platform.Platform, st *store.Store, info demo.
 	require.NoError(t, err)
 	res, err := p.Runtime.Read(ctx, claims, runtime.Request{Op: "list_invoices"})
 	require.NoError(t, err)
-	require.EqualValues(t, 3, res.Body["row_count"], "the demo binding reads the demo data source")
+	require.Equal(t, 3, res.Body.(*runtime.RowsReply).RowCount, "the demo binding reads the demo data source")
 }

@@ -118,7 +118,8 @@ func (s *Service) Action(ctx context.Context, c session.Claims, r Request) (Resu
 	if resolved && s.AfterRelease != nil {
 		s.AfterRelease(ctx)
 	}
-	return Result{Kind: "action", Body: map[string]any{"ok": true, "results": results, "responses": responses}}, nil
+	out := ActionResults{Results: results, Responses: responses}
+	return Result{Kind: "action", Body: &ActionReply{OK: true, ActionResults: out}, Result: &out}, nil
 }
 
 // callAll runs the action's http_calls in order. A non-2xx upstream fails the

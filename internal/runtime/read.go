@@ -90,17 +90,15 @@ func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loa
 	if err != nil {
 		return Result{}, err
 	}
-	var next any
+	reply := &RowsReply{Kind: "rows", Columns: page.Columns, Rows: page.Rows, RowCount: len(page.Rows)}
+	if reply.Rows == nil {
+		reply.Rows = [][]any{}
+	}
 	if page.HasMore {
-		next = encodeCursor(cursor{Op: op.Op, Offset: offset + len(page.Rows)})
+		next := encodeCursor(cursor{Op: op.Op, Offset: offset + len(page.Rows)})
+		reply.NextCursor = &next
 	}
-	rows := page.Rows
-	if rows == nil {
-		rows = [][]any{}
-	}
-	return Result{Kind: "rows", Body: map[string]any{
-		"kind": "rows", "columns": page.Columns, "rows": rows, "row_count": len(rows), "next_cursor": next,
-	}}, nil
+	return Result{Kind: "rows", Body: reply}, nil
 }
 
 // lookup runs an http_calls op: rate-limited per surface, bounded by the
@@ -125,13 +123,7 @@ func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HT
 	if err != nil {
 		return Result{}, err
 	}
-	body := map[string]any{"kind": "http", "status": resp.Status}
-	if resp.Text != nil {
-		body["text"] = *resp.Text
-	} else {
-		body["body"] = resp.Body
-	}
-	return Result{Kind: "http", Body: body}, nil
+	return Result{Kind: "http", Body: &HTTPReply{Kind: "http", Response: resp}}, nil
 }
 
 // withSession returns values with the session's ids, which always win.

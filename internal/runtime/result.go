@@ -1,20 +1,62 @@
 package runtime
 
-// Result is a verb's success: its kind (v2's "kind") and the object the verb
-// returns without the v2 header (v1). In v2 the result is Body without its
-// "ok" member (seed 000: for /action, {results, responses}).
+// Result is a verb's success: its kind (v2's "kind"), the object the verb
+// returns without the v2 header (Body, the v1 shape), and v2's "result",
+// which is that same object except for /action, whose v1 reply carries an
+// "ok" that v2 moves to the envelope (seed 000: for /action, {results, responses}).
 type Result struct {
-	Kind string
-	Body map[string]any
+	Kind   string
+	Body   any
+	Result any // nil: the same as Body
 }
 
 // V2 returns the v2 envelope of r.
-func (r Result) V2() map[string]any {
-	result := make(map[string]any, len(r.Body))
-	for k, v := range r.Body {
-		if k != "ok" {
-			result[k] = v
-		}
+func (r Result) V2() Envelope {
+	result := r.Result
+	if result == nil {
+		result = r.Body
 	}
-	return map[string]any{"ok": true, "kind": r.Kind, "result": result}
+	return Envelope{OK: true, Kind: r.Kind, Result: result}
+}
+
+// Envelope is the v2 success envelope.
+type Envelope struct {
+	OK     bool   `json:"ok"`
+	Kind   string `json:"kind"`
+	Result any    `json:"result"`
+}
+
+// RowsReply is a database read's reply.
+type RowsReply struct {
+	Kind       string   `json:"kind"` // "rows"
+	Columns    []string `json:"columns"`
+	Rows       [][]any  `json:"rows"`
+	RowCount   int      `json:"row_count"`
+	NextCursor *string  `json:"next_cursor"`
+}
+
+// HTTPReply is a lookup's reply: the upstream's own status and body (or
+// text), answered with 200 whatever that status is.
+type HTTPReply struct {
+	Kind string `json:"kind"` // "http"
+	Response
+}
+
+// WriteReply is /write's reply.
+type WriteReply struct {
+	RowsAffected int64 `json:"rows_affected"`
+}
+
+// ActionResults are an action's results and the upstream replies of its http_calls.
+type ActionResults struct {
+	// Results are rows affected per write, status per http op and await_resolved.
+	Results map[string]any `json:"results"`
+	// Responses are each http op's {status, body|text}.
+	Responses map[string]any `json:"responses"`
+}
+
+// ActionReply is /action's v1 reply.
+type ActionReply struct {
+	OK bool `json:"ok"`
+	ActionResults
 }

@@ -48,7 +48,7 @@ func (s *Service) Write(ctx context.Context, c session.Claims, r Request) (Resul
 		map[string]any{"verb": "write", "op": op.Op, "row": p.Row, "rows_affected": n}); err != nil {
 		return Result{}, err
 	}
-	return Result{Kind: "write", Body: map[string]any{"rows_affected": n}}, nil
+	return Result{Kind: "write", Body: &WriteReply{RowsAffected: n}}, nil
 }
 
 // writeStmt checks a request row against a write op and adds the op's fixed

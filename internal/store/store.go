@@ -43,6 +43,10 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*Store, error)
 		NowFunc:                                  func() time.Time { return time.Now().UTC() },
 		DisableForeignKeyConstraintWhenMigrating: true,
 		TranslateError:                           true,
+		// A single Create or Update is one statement, atomic by itself; gorm's
+		// default BEGIN/COMMIT around it costs two extra round trips. Work of
+		// several statements uses Store.Tx explicitly.
+		SkipDefaultTransaction: true,
 	}
 	var db *gorm.DB
 	switch dialect {
