@@ -16,38 +16,32 @@ import (
 )
 
 func runAPI(ctx context.Context) error {
-	cfg, err := loadConfig(config.RoleAPI)
-	if err != nil {
-		return err
-	}
-	p, closePlatform, err := openPlatform(ctx, cfg, newLogger(cfg))
-	if err != nil {
-		return err
-	}
-	defer closePlatform()
-	startDebug(p.Log)
-	return serveApp(ctx, p, "api", cfg.APIAddr, api.New(p))
+	return withPlatform(ctx, config.RoleAPI, func(p *platform.Platform) error {
+		startDebug(p.Log)
+		return serveApp(ctx, p, "api", p.Config.APIAddr, api.New(p))
+	})
 }
 
 func runConsole(ctx context.Context) error {
-	cfg, err := loadConfig(config.RoleConsole)
-	if err != nil {
-		return err
-	}
-	p, closePlatform, err := openPlatform(ctx, cfg, newLogger(cfg))
-	if err != nil {
-		return err
-	}
-	defer closePlatform()
-	app, err := console.New(p)
-	if err != nil {
-		return err
-	}
-	return serveApp(ctx, p, "console", cfg.ConsoleAddr, app)
+	return withPlatform(ctx, config.RoleConsole, func(p *platform.Platform) error {
+		app, err := console.New(p)
+		if err != nil {
+			return err
+		}
+		return serveApp(ctx, p, "console", p.Config.ConsoleAddr, app)
+	})
 }
 
 func runWorker(ctx context.Context) error {
-	cfg, err := loadConfig(config.RoleWorker)
+	return withPlatform(ctx, config.RoleWorker, func(p *platform.Platform) error {
+		return worker.New(p).Run(ctx)
+	})
+}
+
+// withPlatform reads the configuration of role, opens the platform, runs fn
+// with it and closes it.
+func withPlatform(ctx context.Context, role config.Role, fn func(*platform.Platform) error) error {
+	cfg, err := loadConfig(role)
 	if err != nil {
 		return err
 	}
@@ -56,7 +50,7 @@ func runWorker(ctx context.Context) error {
 		return err
 	}
 	defer closePlatform()
-	return worker.New(p).Run(ctx)
+	return fn(p)
 }
 
 func runMigrate(ctx context.Context) error {
