@@ -344,6 +344,7 @@ func TestAdminUsers(t *testing.T) {
 		{map[string]any{"email": "not-an-email", "role": "admin", "password": "long enough pw"}, `email "not-an-email" is not an email address`},
 		{map[string]any{"email": "x@example.com", "role": "admin"}, "password is required"},
 		{map[string]any{"email": "x@example.com", "role": "admin", "password": "short"}, "password must be at least 8 characters"},
+		{map[string]any{"email": "x@example.com", "role": "admin", "password": strings.Repeat("p", 73)}, "password must be at most 72 bytes"},
 		{map[string]any{"email": "x@example.com", "role": "admin", "password": "long enough pw", "password_hash": "x"}, `unknown field "password_hash"`},
 	} {
 		r := a.call(t, "POST", "/api/admin/users", tn.AdminToken, tc.body)

@@ -13,8 +13,8 @@ import (
 	"github.com/appruntime/appruntime/internal/web"
 )
 
-// verbFunc is one runtime verb of runtime.Service.
-type verbFunc func(ctx context.Context, c session.Claims, r runtime.Request) (runtime.Result, error)
+// verbFunc is one runtime verb of runtime.Service: it takes the raw body.
+type verbFunc func(ctx context.Context, c session.Claims, body []byte) (runtime.Result, error)
 
 // runtimeRoutes mounts the runtime verbs bundles call: POST /read, /write,
 // /action, /run and /capability under /api/app-runtime. Bundles run in an
@@ -29,15 +29,11 @@ func (s *server) runtimeRoutes(app *fiber.App) {
 	g.Post("/capability", s.verb(s.Runtime.Capability))
 }
 
-// verb parses the one body shape of every verb, runs fn with the session's
-// claims and renders the v1 shape, or the v2 envelope when the request asked.
+// verb runs fn on the body with the session's claims and renders the v1
+// shape, or the v2 envelope when the request asked.
 func (s *server) verb(fn verbFunc) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		req, err := runtime.ParseRequest(c.Body())
-		if err != nil {
-			return err
-		}
-		res, err := fn(c.UserContext(), sessionOf(c), req)
+		res, err := fn(c.UserContext(), sessionOf(c), c.Request().Body())
 		if err != nil {
 			return err
 		}
@@ -63,9 +59,10 @@ func runtimeCORS(c *fiber.Ctx) error {
 }
 
 // limitRuntimeBody answers 413 for a body over runtime.MaxBodyBytes, whether
-// it was announced by Content-Length or sent chunked.
+// it was announced by Content-Length or sent chunked. The raw body is read:
+// compressed bodies are refused before this runs (web.NewApp).
 func limitRuntimeBody(c *fiber.Ctx) error {
-	if n := c.Request().Header.ContentLength(); n > runtime.MaxBodyBytes || len(c.Body()) > runtime.MaxBodyBytes {
+	if n := c.Request().Header.ContentLength(); n > runtime.MaxBodyBytes || len(c.Request().Body()) > runtime.MaxBodyBytes {
 		return apperr.New(apperr.TooLarge, "request body is over the %s cap", strconv.Itoa(runtime.MaxBodyBytes>>10)+" KiB")
 	}
 	return c.Next()

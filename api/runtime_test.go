@@ -1,9 +1,12 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -275,6 +278,7 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 	}{
 		{"bad JSON", "read", f.token, `{"op": "list_invoices",`, 400, "bad request body: invalid JSON: unexpected end of input"},
 		{"no op", "write", f.token, `{"payload": {}}`, 400, "op is required"},
+		{"malformed await_id", "action", f.token, map[string]any{"op": "approve", "await_id": "nope"}, 400, `await_id must be a UUID, got "nope"`},
 		{"unknown payload field", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"colums": []string{"id"}}}, 400, `bad payload: unknown field "colums"`},
 		{"wrong field type", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"columns": "id"}}, 400, "bad payload: columns must be an array, not string"},
 		{"missing key column", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"status": "x"}}}, 400, `key column "id" is required for op "set_status"`},
@@ -414,4 +418,77 @@ func decodeBody(t *testing.T, raw []byte) map[string]any {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
 	return m
+}
+
+// TestForgedTokensOnAKeepAliveConnectionAreRefused: the server reuses a
+// connection's header buffers for its next request, so a token the session
+// cache kept by reference would be overwritten by the next request's token,
+// and a forgery of the same length could then be served the cached claims.
+func TestForgedTokensOnAKeepAliveConnectionAreRefused(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.api.URL, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	replies := bufio.NewReader(conn)
+	body := `{"op":"list_invoices"}`
+	send := func(token string) int {
+		_, err := fmt.Fprintf(conn, "POST /api/app-runtime/read HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", token, len(body), body)
+		require.NoError(t, err)
+		res, err := http.ReadResponse(replies, nil)
+		require.NoError(t, err)
+		_, _ = io.ReadAll(res.Body)
+		require.NoError(t, res.Body.Close())
+		return res.StatusCode
+	}
+	require.Equal(t, 200, send(f.token))
+
+	sig := strings.LastIndexByte(f.token, '.') + 1
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	for _, at := range []int{sig + 3, sig + 11, sig + 19} {
+		for _, ch := range []byte(alphabet) {
+			if f.token[at] == ch {
+				continue
+			}
+			forged := []byte(f.token)
+			forged[at] = ch
+			require.Equal(t, 401, send(string(forged)), "a token with a forged signature is refused")
+		}
+	}
+	require.Equal(t, 200, send(f.token), "the genuine token still works")
+}
+
+// TestAKeyColumnFixedByTheBindingScopesAnUpdateToTheSession: a write op whose
+// key includes a column the binding fixes to the session ("{{task_id}}")
+// updates only the session's own rows, without the bundle having to send
+// that column, and a value the bundle sends for it changes nothing.
+func TestAKeyColumnFixedByTheBindingScopesAnUpdateToTheSession(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	spec := fixtureSpec()
+	spec.Writes = append(spec.Writes, binding.Write{Op: "revise_decision", Table: "decisions", Mode: binding.ModeUpdate,
+		KeyColumns: []string{"id", "task_id"}, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}})
+	f.saveSpec(t, spec)
+	otherTask := models.NewID()
+	require.NoError(t, f.source.DB.Exec(`INSERT INTO decisions (id, task_id, decision) VALUES (1, ?, 'mine'), (2, ?, 'theirs')`,
+		f.taskID, otherTask).Error)
+
+	revise := func(row map[string]any) response {
+		return f.verb(t, "write", map[string]any{"op": "revise_decision", "payload": map[string]any{"row": row}})
+	}
+	r := revise(map[string]any{"id": 1, "decision": "revised"})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"rows_affected": float64(1)}, r.Body)
+
+	r = revise(map[string]any{"id": 2, "decision": "hijacked"})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"rows_affected": float64(0)}, r.Body, "another task's row is out of reach")
+	r = revise(map[string]any{"id": 2, "task_id": otherTask, "decision": "hijacked"})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"rows_affected": float64(0)}, r.Body, "the fixed value wins over the request's")
+
+	var decisions []string
+	require.NoError(t, f.source.DB.Raw(`SELECT decision FROM decisions ORDER BY id`).Scan(&decisions).Error)
+	require.Equal(t, []string{"revised", "theirs"}, decisions)
 }

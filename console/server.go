@@ -48,7 +48,7 @@ func New(p *platform.Platform) (*fiber.App, error) {
 		secureCookies: strings.HasPrefix(p.Config.ConsoleURL, "https://"),
 		bundleOrigin:  originOf(p.Config.BundleBaseURL),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: p.Log, ErrorHandler: s.renderError})
+	app := web.NewApp(web.Options{Name: "console", Logger: p.Log, ErrorHandler: s.renderError, Immutable: true})
 	app.Use(securityHeaders)
 	web.MountHealth(app, p.Log,
 		web.Check{Name: "database", Func: p.Store.Ping},

@@ -70,6 +70,7 @@ type options struct {
 	concurrency int
 	warmup      time.Duration
 	duration    time.Duration
+	rounds      int
 }
 
 func run(args []string) error {
@@ -81,6 +82,7 @@ func run(args []string) error {
 	fs.IntVar(&o.concurrency, "c", 64, "concurrent connections")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up per measurement")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "measurement time per verb and server")
+	fs.IntVar(&o.rounds, "rounds", 5, "alternating baseline/appruntime rounds the measurement time is split into")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,43 +125,71 @@ func run(args []string) error {
 		return err
 	}
 
-	fmt.Printf("appruntime bench: %d connections, %s per run (after %s warm-up), %d-row table, GOMAXPROCS of each server = cores\n\n",
-		o.concurrency, o.duration, o.warmup, rows)
-	fmt.Printf("%-6s %-10s %10s %9s %9s\n", "verb", "server", "req/s", "p50", "p99")
-	runs := []struct {
-		verb, server, addr, path string
-		body                     func(r *rand.Rand) []byte
-		token                    string
-	}{
-		{"read", "baseline", baseAddr, "/read", func(r *rand.Rand) []byte { return fmt.Appendf(nil, `{"id":%d}`, 1+r.IntN(rows)) }, ""},
-		{"read", "appruntime", apiAddr, "/api/app-runtime/read", func(r *rand.Rand) []byte {
-			return fmt.Appendf(nil, `{"op":"get_item","payload":{"filters":{"id":%d}}}`, 1+r.IntN(rows))
-		}, token},
-		{"write", "baseline", baseAddr, "/write", func(r *rand.Rand) []byte {
-			return fmt.Appendf(nil, `{"id":%d,"n":%d}`, 1+r.IntN(rows), r.IntN(1000))
-		}, ""},
-		{"write", "appruntime", apiAddr, "/api/app-runtime/write", func(r *rand.Rand) []byte {
-			return fmt.Appendf(nil, `{"op":"set_n","payload":{"row":{"id":%d,"n":%d}}}`, 1+r.IntN(rows), r.IntN(1000))
-		}, token},
+	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n\n",
+		o.concurrency, o.duration, o.rounds, o.warmup, rows)
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req")
+	type target struct {
+		server, addr, path, token string
+		body                      func(r *rand.Rand) []byte
+		pid                       int
 	}
-	rps := map[string]float64{}
-	for _, r := range runs {
-		if _, err := load(ctx, r.addr, r.path, r.token, r.body, o.concurrency, o.warmup); err != nil {
-			return fmt.Errorf("%s %s warm-up: %w", r.server, r.verb, err)
+	verbs := []struct {
+		verb              string
+		baseline, project target
+	}{
+		{"read",
+			target{"baseline", baseAddr, "/read", "", func(r *rand.Rand) []byte { return fmt.Appendf(nil, `{"id":%d}`, 1+r.IntN(rows)) }, base.Process.Pid},
+			target{"appruntime", apiAddr, "/api/app-runtime/read", token, func(r *rand.Rand) []byte {
+				return fmt.Appendf(nil, `{"op":"get_item","payload":{"filters":{"id":%d}}}`, 1+r.IntN(rows))
+			}, api.Process.Pid}},
+		{"write",
+			target{"baseline", baseAddr, "/write", "", func(r *rand.Rand) []byte {
+				return fmt.Appendf(nil, `{"id":%d,"n":%d}`, 1+r.IntN(rows), r.IntN(1000))
+			}, base.Process.Pid},
+			target{"appruntime", apiAddr, "/api/app-runtime/write", token, func(r *rand.Rand) []byte {
+				return fmt.Appendf(nil, `{"op":"set_n","payload":{"row":{"id":%d,"n":%d}}}`, 1+r.IntN(rows), r.IntN(1000))
+			}, api.Process.Pid}},
+	}
+	ratio := map[string]float64{}
+	for _, v := range verbs {
+		// Alternating rounds cancel the drift of a shared machine's speed,
+		// which would otherwise land on whichever server ran second.
+		var measured [2]measurement
+		for i, t := range []target{v.baseline, v.project} {
+			if _, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.warmup); err != nil {
+				return fmt.Errorf("%s %s warm-up: %w", t.server, v.verb, err)
+			}
+			measured[i].server = t.server
 		}
-		res, err := load(ctx, r.addr, r.path, r.token, r.body, o.concurrency, o.duration)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", r.server, r.verb, err)
+		for range o.rounds {
+			for i, t := range []target{v.baseline, v.project} {
+				cpu0, err := cpuTime(t.pid)
+				if err != nil {
+					return err
+				}
+				m, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.duration/time.Duration(o.rounds))
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", t.server, v.verb, err)
+				}
+				cpu1, err := cpuTime(t.pid)
+				if err != nil {
+					return err
+				}
+				m.cpu = cpu1 - cpu0
+				measured[i].add(m)
+			}
 		}
-		rps[r.verb+"/"+r.server] = res.rps
-		fmt.Printf("%-6s %-10s %10.0f %9s %9s\n", r.verb, r.server, res.rps, ms(res.p50), ms(res.p99))
+		for _, m := range measured {
+			p50, p99 := m.percentiles()
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs\n", v.verb, m.server, m.rps(), ms(p50), ms(p99), m.cpuPerRequest())
+		}
+		ratio[v.verb] = measured[1].rps() / measured[0].rps()
 	}
 	peak, err := peakRSS(api.Process.Pid)
 	if err != nil {
 		return err
 	}
-	readRatio := rps["read/appruntime"] / rps["read/baseline"]
-	writeRatio := rps["write/appruntime"] / rps["write/baseline"]
+	readRatio, writeRatio := ratio["read"], ratio["write"]
 	fmt.Printf("\nappruntime api peak memory (VmHWM): %.1f MiB\n", float64(peak)/(1<<20))
 	fmt.Printf("read_ratio=%.2f write_ratio=%.2f\n", readRatio, writeRatio)
 	return nil
@@ -305,10 +335,39 @@ func mint(apiURL, hostToken, stepID string) (string, error) {
 	return out.SessionToken, nil
 }
 
-// result of one load run.
+// measurement accumulates the rounds of one server on one verb.
+type measurement struct {
+	server    string
+	latencies []time.Duration
+	elapsed   time.Duration
+	cpu       time.Duration
+}
+
+func (m *measurement) add(r result) {
+	m.latencies = append(m.latencies, r.latencies...)
+	m.elapsed += r.elapsed
+	m.cpu += r.cpu
+}
+
+// cpuPerRequest is the server process's own CPU time (user + system) per
+// request, in microseconds: what the server costs apart from the database
+// and the load generator.
+func (m *measurement) cpuPerRequest() float64 {
+	return float64(m.cpu.Microseconds()) / float64(len(m.latencies))
+}
+
+func (m *measurement) rps() float64 { return float64(len(m.latencies)) / m.elapsed.Seconds() }
+
+func (m *measurement) percentiles() (p50, p99 time.Duration) {
+	sort.Slice(m.latencies, func(i, j int) bool { return m.latencies[i] < m.latencies[j] })
+	return m.latencies[len(m.latencies)/2], m.latencies[len(m.latencies)*99/100]
+}
+
+// result of one load run: every request's latency and the wall time.
 type result struct {
-	rps      float64
-	p50, p99 time.Duration
+	latencies []time.Duration
+	elapsed   time.Duration
+	cpu       time.Duration // the server's CPU time during the run
 }
 
 // load sends requests from concurrency connections for d and measures them.
@@ -365,15 +424,31 @@ func load(ctx context.Context, addr, path, token string, body func(*rand.Rand) [
 	if len(all) == 0 {
 		return result{}, errors.New("no request completed")
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	return result{
-		rps: float64(len(all)) / elapsed.Seconds(),
-		p50: all[len(all)/2],
-		p99: all[len(all)*99/100],
-	}, nil
+	return result{latencies: all, elapsed: elapsed}, nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+
+// clockTicks is the kernel's USER_HZ: /proc's CPU times count in these.
+const clockTicks = 100
+
+// cpuTime reads a process's CPU time so far (utime + stime, all threads).
+func cpuTime(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the whole line.
+	rest := string(raw[strings.LastIndexByte(string(raw), ')')+2:])
+	f := strings.Fields(rest)
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
 
 // peakRSS reads a process's peak resident set size (VmHWM) in bytes.
 func peakRSS(pid int) (int64, error) {

@@ -203,6 +203,23 @@ func TestAPIWithBadRedisURLExitsNamingIt(t *testing.T) {
 	}
 }
 
+func TestUnreachableDatabaseExitsNamingDatabaseURL(t *testing.T) {
+	t.Parallel()
+	testkit.Redis(t) // fail early with a clear message when Redis is absent
+	dbURL := "postgres://appruntime:pw-never-shown@127.0.0.1:1/appruntime"
+	env := baseEnv("DATABASE_URL="+dbURL, "REDIS_URL="+testkit.RedisURL(), "SECRETS_KEY="+key, "SESSION_KEYS=k1:"+key,
+		"API_ADDR="+freeAddr(t))
+	for _, cmdName := range []string{"api", "worker", "migrate"} {
+		cmd := exec.Command(binary, cmdName)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s must exit non-zero", cmdName)
+		require.Contains(t, string(out), "DATABASE_URL", cmdName)
+		require.NotContains(t, string(out), "pw-never-shown", "%s: the password is never printed", cmdName)
+	}
+}
+
 func TestServersRefuseAnUnmigratedDatabase(t *testing.T) {
 	t.Parallel()
 	redisURL := testkit.RedisURL()

@@ -129,10 +129,20 @@ func RevokeToken(ctx context.Context, db *gorm.DB, workspaceID, tokenID string) 
 	return nil
 }
 
+// MinPasswordLength is the shortest password a user may have.
+const MinPasswordLength = 8
+
+// MaxPasswordBytes is the longest password bcrypt hashes: it reads no more
+// than 72 bytes and refuses a longer one.
+const MaxPasswordBytes = 72
+
 // HashPassword returns the bcrypt hash of a password.
 func HashPassword(password string) (string, error) {
-	if len(password) < 8 {
-		return "", apperr.Invalidf("password must be at least 8 characters")
+	if len(password) < MinPasswordLength {
+		return "", apperr.Invalidf("password must be at least %d characters", MinPasswordLength)
+	}
+	if len(password) > MaxPasswordBytes {
+		return "", apperr.Invalidf("password must be at most %d bytes", MaxPasswordBytes)
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {

@@ -3,6 +3,7 @@ package binding
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -41,19 +42,23 @@ type entry struct {
 func (s *Service) Lookup(ctx context.Context, id string) (*Loaded, error) {
 	s.mu.RLock()
 	e := s.entries[id]
+	generation := s.evictions
 	s.mu.RUnlock()
 	if e != nil && s.now().Sub(e.loadedAt) < MaxStaleness {
 		return e.loaded, nil
 	}
-	v, err, _ := s.loads.Do(id, func() (any, error) { return s.load(ctx, id) })
+	key := id + "@" + strconv.FormatUint(generation, 10)
+	v, err, _ := s.loads.Do(key, func() (any, error) { return s.load(ctx, id, generation) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Loaded), nil
 }
 
-// load reads the binding from the database and caches it.
-func (s *Service) load(ctx context.Context, id string) (*Loaded, error) {
+// load reads the binding from the database and caches it, unless an
+// eviction happened since generation was read: the row it read may then
+// predate a save whose announcement this replica has already applied.
+func (s *Service) load(ctx context.Context, id string, generation uint64) (*Loaded, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 	defer cancel()
 	if !models.IsID(id) {
@@ -73,7 +78,9 @@ func (s *Service) load(ctx context.Context, id string) (*Loaded, error) {
 	}
 	e := &entry{loaded: NewLoaded(b), loadedAt: s.now()}
 	s.mu.Lock()
-	s.entries[id] = e
+	if s.evictions == generation {
+		s.entries[id] = e
+	}
 	s.mu.Unlock()
 	return e.loaded, nil
 }
@@ -81,6 +88,7 @@ func (s *Service) load(ctx context.Context, id string) (*Loaded, error) {
 func (s *Service) evict(id string) {
 	s.mu.Lock()
 	delete(s.entries, id)
+	s.evictions++
 	s.mu.Unlock()
 }
 
@@ -89,6 +97,7 @@ func (s *Service) evict(id string) {
 func (s *Service) evictAll(context.Context) error {
 	s.mu.Lock()
 	s.entries = map[string]*entry{}
+	s.evictions++
 	s.mu.Unlock()
 	return nil
 }

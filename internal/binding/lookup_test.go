@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
@@ -248,8 +250,8 @@ func TestLoadedIndexesEveryOp(t *testing.T) {
 	require.Equal(t, []string{"file_preview", "list_files", "split_document", "get_translation", "next_review_task"}, l.Capabilities())
 }
 
-// BenchmarkLookupHit measures the runtime's hot path: a cached binding whose
-// stamp matches (one Redis GET).
+// BenchmarkLookupHit measures the runtime's hot path: a cached binding
+// younger than MaxStaleness (no Redis or database round trip).
 func BenchmarkLookupHit(b *testing.B) {
 	st, rd := testkit.Schema(b), testkit.Redis(b)
 	svc, err := binding.NewService(context.Background(), binding.ServiceOptions{Store: st, Redis: rd.Client, KeyPrefix: rd.Prefix})
@@ -267,4 +269,48 @@ func BenchmarkLookupHit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestALoadThatRacesASaveDoesNotCacheTheOldRow: a replica that read the row
+// just before a save committed must not cache that row after the save's
+// eviction reached it, or the saved change would wait MaxStaleness there.
+func TestALoadThatRacesASaveDoesNotCacheTheOldRow(t *testing.T) {
+	t.Parallel()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	writer := newService(t, st, rd.Client, rd.Prefix, nil)
+	reader := newService(t, st, rd.Client, rd.Prefix, nil)
+	ws, integ := dataSource(t, st)
+	ctx := context.Background()
+	b, err := writer.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	require.NoError(t, err)
+
+	// Hold the reader's load after it has read the row, before it caches it.
+	var armed atomic.Bool
+	read, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, st.DB.Callback().Query().After("gorm:query").Register("test:hold_binding_load", func(db *gorm.DB) {
+		if db.Statement.Table == "bindings" && armed.CompareAndSwap(true, false) {
+			close(read)
+			<-release
+		}
+	}))
+	armed.Store(true)
+	type lookup struct {
+		l   *binding.Loaded
+		err error
+	}
+	first := make(chan lookup, 1)
+	go func() { l, err := reader.Lookup(ctx, b.ID); first <- lookup{l, err} }()
+	<-read
+
+	_, err = writer.Update(ctx, ws, b.ID, "test", binding.Patch{AllowedOperations: opsWithColumns("a", "b")})
+	require.NoError(t, err)
+	close(release)
+	got := <-first
+	require.NoError(t, got.err)
+	require.Equal(t, 1, got.l.Version, "a call that began before the save may see the old row")
+	require.False(t, reader.Cached(b.ID), "the old row is not cached over the save's eviction")
+
+	l, err := reader.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, l.Version, "the next call reads the saved version")
 }

@@ -50,7 +50,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// errUserinfo and the other URL refusals are reported with the entry's label.
+// errNotHTTP and errNoHost are URL refusals reported with the entry's label.
 var (
 	errNotHTTP = errors.New("must be an absolute http or https URL")
 	errNoHost  = errors.New("has no host")

@@ -55,7 +55,11 @@ type Service struct {
 
 	mu      sync.RWMutex
 	entries map[string]*entry
-	loads   singleflight.Group
+	// evictions counts evictions (guarded by mu). A load that began before
+	// one may have read the row as it was before the save that caused it,
+	// so it does not cache what it read, and no later call joins it.
+	evictions uint64
+	loads     singleflight.Group
 
 	stopListening func()
 }

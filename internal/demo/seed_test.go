@@ -162,7 +162,7 @@ func checkSeeded(t *testing.T, p *platform.Platform, st *store.Store, info demo.
 	require.Equal(t, out.AwaitID, *d.AwaitID)
 	claims, err := p.Sessions.Verify(ctx, d.SessionToken)
 	require.NoError(t, err)
-	res, err := p.Runtime.Read(ctx, claims, runtime.Request{Op: "list_invoices"})
+	res, err := p.Runtime.Read(ctx, claims, []byte(`{"op": "list_invoices"}`))
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Body.(*runtime.RowsReply).RowCount, "the demo binding reads the demo data source")
 }

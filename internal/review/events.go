@@ -2,12 +2,12 @@ package review
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -52,10 +52,9 @@ func AgentTaskEvents(ctx context.Context, db *gorm.DB, workspaceID, agentID, tas
 	if err := store.NotFound(err, "review: find task", "task "+taskID); err != nil {
 		return EventPage{}, err
 	}
-	var rows []models.FeedEvent
-	err = db.Where("task_id = ? AND id > ?", taskID, after).Order("id").Limit(MaxEventsPerPage).Find(&rows).Error
+	rows, err := feed.Since(ctx, db, taskID, after, MaxEventsPerPage)
 	if err != nil {
-		return EventPage{}, fmt.Errorf("review: list feed events: %w", err)
+		return EventPage{}, err
 	}
 	page := EventPage{Events: make([]TaskEvent, 0, len(rows)), NextAfter: after}
 	for _, r := range rows {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -64,6 +65,11 @@ func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor string
 			return err
 		}
 		if !released {
+			// found was read before a concurrent settle committed: name
+			// the state that refused this release, not the stale one.
+			if err := tx.Where("id = ?", found.ID).Take(&found).Error; err != nil {
+				return fmt.Errorf("review: reload await: %w", err)
+			}
 			return notPending(found)
 		}
 		aw = found
@@ -150,7 +156,7 @@ func recordSettled(tx *gorm.DB, aw models.TaskAwait, feedType, name, actor strin
 		step := aw.CorrelationKey
 		row.StepID = &step
 	}
-	if err := tx.Create(&row).Error; err != nil {
+	if err := feed.Insert(tx.Statement.Context, tx, false, row); err != nil {
 		return fmt.Errorf("review: record %s: %w", feedType, err)
 	}
 	return nil

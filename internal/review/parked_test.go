@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,6 +62,40 @@ func TestAdminReleaseResumesOnceUnderARace(t *testing.T) {
 	resumed := p.resumedRows(t)
 	require.Len(t, resumed, 1)
 	require.Equal(t, actor, resumed[0].Actor)
+}
+
+func TestAdminReleaseLosingARaceNamesTheWinningState(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	settle := review.NewParked(p.st, nil)
+	ctx := context.Background()
+
+	// An action's release is in flight: the await is resolved in a
+	// transaction that has not committed yet.
+	inFlight := p.st.DB.Begin()
+	t.Cleanup(func() { inFlight.Rollback() })
+	var pid int
+	require.NoError(t, inFlight.Raw("SELECT pg_backend_pid()").Scan(&pid).Error)
+	require.NoError(t, inFlight.Model(&models.TaskAwait{}).Where("id = ?", p.await.ID).
+		Updates(map[string]any{"status": models.AwaitResolved, "reason": "action"}).Error)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := settle.Release(ctx, p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID)
+		done <- err
+	}()
+	// The admin's release has read the await as pending and now waits on
+	// the in-flight transaction's row lock.
+	require.Eventually(t, func() bool {
+		var n int64
+		err := p.st.DB.Raw("SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", pid).Scan(&n).Error
+		return err == nil && n == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, inFlight.Commit().Error)
+
+	err := <-done
+	require.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
+	require.ErrorContains(t, err, "is already resolved, not pending")
 }
 
 func TestAdminAbortFailsTheTaskWithoutResuming(t *testing.T) {

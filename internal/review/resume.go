@@ -11,10 +11,10 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
@@ -50,19 +50,26 @@ type ResumerOptions struct {
 	// Secrets opens agents' sealed webhook secrets (Config.SecretsKey).
 	Secrets *crypt.Box
 	// HTTPClient posts the webhooks; it must dial through the SSRF guard
-	// (gateway.NewClient). Each attempt gets WebhookAttemptTimeout.
+	// (gateway.NewClient). Each attempt gets WebhookAttemptTimeout. The
+	// Resumer uses a copy that never follows redirects.
 	HTTPClient *http.Client
 	Log        *slog.Logger
 }
 
 // NewResumer returns a Resumer.
 func NewResumer(o ResumerOptions) *Resumer {
+	// A delivery is one signed POST to the configured URL. Following a
+	// 301, 302 or 303 would turn it into a GET without the event, whose 2xx
+	// would then be recorded as delivered; a redirect is instead answered as
+	// the failed attempt it is (its 3xx recorded, the job retried).
+	client := *o.HTTPClient
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &Resumer{
 		store:   o.Store,
 		jobs:    asynq.NewClientFromRedisClient(o.Redis),
 		queue:   o.Queue,
 		secrets: o.Secrets,
-		client:  o.HTTPClient,
+		client:  &client,
 		log:     o.Log,
 	}
 }
@@ -177,8 +184,7 @@ func recordResumed(tx *gorm.DB, ev ResumeEvent) error {
 	if ev.StepID != "" {
 		row.StepID = &ev.StepID
 	}
-	err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "dedupe_key"}}, DoNothing: true}).Create(&row).Error
-	if err != nil {
+	if err := feed.Insert(tx.Statement.Context, tx, true, row); err != nil {
 		return fmt.Errorf("review: record task_resumed: %w", err)
 	}
 	return nil

@@ -393,6 +393,34 @@ func TestWebhookNotSentAgainAfterSuccess(t *testing.T) {
 	require.Len(t, p.deliveries(t, id), 1)
 }
 
+func TestWebhookRedirectIsAFailedAttemptNotFollowed(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	var moved sync.Map // method -> true, for requests that reached the redirect target
+	mux := http.NewServeMux()
+	mux.HandleFunc("/hook", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/moved", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		moved.Store(r.Method, true)
+		w.WriteHeader(http.StatusOK)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	p.setWebhook(t, srv.URL+"/hook")
+	id := p.release(t, p.step)
+
+	err := p.resumer.HandleWebhook(context.Background(), id)
+	require.Error(t, err, "a redirect is not a delivery")
+	require.NotEqual(t, apperr.Invalid, apperr.CodeOf(err), "it is retried: the receiver may fix its URL")
+	d := p.deliveries(t, id)
+	require.Len(t, d, 1)
+	require.Equal(t, http.StatusMovedPermanently, d[0].StatusCode)
+	require.Contains(t, d[0].Error, "301")
+	_, reached := moved.Load(http.MethodGet)
+	require.False(t, reached, "the POST was not turned into a body-less GET of the redirect target")
+}
+
 func TestWebhookToRefusedAddressIsNotRetryable(t *testing.T) {
 	t.Parallel()
 	p := newParked(t)

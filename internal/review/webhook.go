@@ -29,7 +29,8 @@ const (
 	// WebhookAttemptTimeout bounds one POST to an agent's webhook.
 	WebhookAttemptTimeout = 10 * time.Second
 	// WebhookMaxRetry is how many times a failed delivery is retried
-	// (2^n s apart, up to WebhookMaxBackoff: about nine hours in all).
+	// (2^n s apart plus jitter, up to WebhookMaxBackoff: about four to five
+	// hours from the first attempt to the last).
 	WebhookMaxRetry = 15
 	// WebhookMaxBackoff caps the wait between two attempts.
 	WebhookMaxBackoff = time.Hour
@@ -103,9 +104,9 @@ func WebhookRetryDelay(n int) time.Duration {
 // HandleWebhook delivers resume event eventID to the agent's resume
 // webhook: one signed POST, recorded in webhook_deliveries with its attempt
 // number, status, error and duration. A transport error or a non-2xx reply
-// is returned so the job is retried (WebhookRetryDelay); a destination the
-// SSRF guard refuses, or an agent without a webhook secret, is an apperr
-// error retrying cannot fix. An event already delivered is not sent again.
+// (a redirect included: it is not followed) is returned so the job is
+// retried (WebhookRetryDelay); a destination the SSRF guard refuses, or an
+// agent without a webhook secret, is an apperr error retrying cannot fix. An event already delivered is not sent again.
 func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 	ev, err := r.loadEvent(ctx, eventID)
 	if err != nil {

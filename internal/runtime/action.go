@@ -26,7 +26,11 @@ type actionPayload struct {
 // answered 2xx are the writes committed, and then the feed event, the await
 // release and the resume event are committed together in the platform
 // database. A non-2xx upstream rolls the writes back and records nothing.
-func (s *Service) Action(ctx context.Context, c session.Claims, r Request) (Result, error) {
+func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Result, error) {
+	r, p, decoded, err := parse[actionPayload](body)
+	if err != nil {
+		return Result{}, err
+	}
 	b, err := s.binding(ctx, c)
 	if err != nil {
 		return Result{}, err
@@ -38,9 +42,10 @@ func (s *Service) Action(ctx context.Context, c session.Claims, r Request) (Resu
 	if len(act.HTTPCalls) > 0 && s.Gateway == nil {
 		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; action %q makes http_calls", act.Name)
 	}
-	var p actionPayload
-	if err := decodePayload(r.Payload, &p); err != nil {
-		return Result{}, err
+	if !decoded {
+		if err := decodePayload(r.Payload, &p); err != nil {
+			return Result{}, err
+		}
 	}
 	for name := range p.Rows {
 		if !contains(act.Writes, name) {

@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -28,7 +29,7 @@ type feedItem struct {
 // Group commit sizing: rows per INSERT at most, and concurrent INSERTs.
 const (
 	feedBatch   = 256
-	feedWorkers = 4
+	feedWorkers = 1
 )
 
 // NewFeed starts the writers; Close stops them after the queued rows.
@@ -78,6 +79,12 @@ func (f *Feed) work() {
 	}
 }
 
+// insert writes rows in one statement (feed.Append keeps the events cursor
+// gap-free).
+func (f *Feed) insert(rows ...models.FeedEvent) error {
+	return feed.Append(context.Background(), f.db, rows...)
+}
+
 // flush inserts a batch in one statement. Should it fail, each row is
 // retried on its own so that one bad row (a task deleted meanwhile) fails
 // only its own call.
@@ -86,7 +93,7 @@ func (f *Feed) flush(batch []feedItem) {
 	for i, it := range batch {
 		rows[i] = it.row
 	}
-	err := f.db.Create(&rows).Error
+	err := f.insert(rows...)
 	if err == nil || len(batch) == 1 {
 		if err != nil {
 			err = fmt.Errorf("runtime: record feed: %w", err)
@@ -97,8 +104,7 @@ func (f *Feed) flush(batch []feedItem) {
 		return
 	}
 	for _, it := range batch {
-		row := it.row
-		if err := f.db.Create(&row).Error; err != nil {
+		if err := f.insert(it.row); err != nil {
 			it.done <- fmt.Errorf("runtime: record feed: %w", err)
 			continue
 		}

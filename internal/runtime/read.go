@@ -28,13 +28,29 @@ type cursor struct {
 
 // Read runs one `reads` op, or one `http_calls` op (a lookup). A reads op of
 // the same name takes precedence, so a lookup can never shadow a database read.
-func (s *Service) Read(ctx context.Context, c session.Claims, r Request) (Result, error) {
+func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Result, error) {
+	r, p, decoded, err := parse[readPayload](body)
+	if err != nil {
+		return Result{}, err
+	}
 	b, err := s.binding(ctx, c)
 	if err != nil {
 		return Result{}, err
 	}
 	if op, ok := b.Read(r.Op); ok {
-		return s.readRows(ctx, c, b, op, r)
+		if !decoded {
+			if err := decodePayload(r.Payload, &p); err != nil {
+				return Result{}, err
+			}
+		}
+		return s.readRows(ctx, c, b, op, p)
+	}
+	if decoded {
+		// The one-pass decode took the payload as a read's and kept no raw
+		// copy; a lookup's payload is its placeholder values.
+		if r, err = ParseRequest(body); err != nil {
+			return Result{}, err
+		}
 	}
 	if call, ok := b.HTTPCall(r.Op); ok {
 		return s.lookup(ctx, c, call, r)
@@ -42,11 +58,7 @@ func (s *Service) Read(ctx context.Context, c session.Claims, r Request) (Result
 	return Result{}, opNotAllowed("read", r.Op)
 }
 
-func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, r Request) (Result, error) {
-	var p readPayload
-	if err := decodePayload(r.Payload, &p); err != nil {
-		return Result{}, err
-	}
+func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, p readPayload) (Result, error) {
 	columns := op.Columns
 	if len(p.Columns) > 0 {
 		for _, col := range p.Columns {

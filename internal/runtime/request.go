@@ -9,6 +9,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/strictjson"
+	"github.com/appruntime/appruntime/models"
 )
 
 // MaxBodyBytes caps every runtime request body (seed 000: 256 KiB, every verb).
@@ -36,6 +37,9 @@ func ParseRequest(body []byte) (Request, error) {
 	if r.Op == "" {
 		return r, apperr.Invalidf("op is required")
 	}
+	if r.AwaitID != "" && !models.IsID(r.AwaitID) {
+		return r, apperr.Invalidf("await_id must be a UUID, got %q", r.AwaitID)
+	}
 	if len(r.Payload) > 0 && !isJSONObject(r.Payload) && string(r.Payload) != "null" {
 		return r, apperr.Invalidf("payload must be a JSON object")
 	}
@@ -45,6 +49,31 @@ func ParseRequest(body []byte) (Request, error) {
 func isJSONObject(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && t[0] == '{'
+}
+
+// envelope is a request whose payload is decoded as P in the same pass.
+type envelope[P any] struct {
+	Op      string `json:"op"`
+	Payload *P     `json:"payload"`
+	AwaitID string `json:"await_id,omitempty"`
+}
+
+// parse decodes a verb's body and its payload as a P. The common case takes
+// one strict pass; a body that pass refuses is decoded again in two steps
+// (ParseRequest, then the payload), so every refusal and its message are
+// those of the two-step decode. ok reports that payload holds the decoded
+// payload; when it is false the verb decodes r.Payload itself (a /read of
+// an http_calls op takes a different payload).
+func parse[P any](body []byte) (r Request, payload P, ok bool, err error) {
+	var e envelope[P]
+	if strictjson.Unmarshal(body, &e) == nil && e.Op != "" && (e.AwaitID == "" || models.IsID(e.AwaitID)) {
+		if e.Payload != nil {
+			payload = *e.Payload
+		}
+		return Request{Op: e.Op, AwaitID: e.AwaitID}, payload, true, nil
+	}
+	r, err = ParseRequest(body)
+	return r, payload, false, err
 }
 
 // decodePayload decodes a verb's payload (absent or null = empty) into v strictly.

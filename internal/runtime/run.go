@@ -12,7 +12,11 @@ import (
 // (python sandbox, lookup broker, translation, extraction), so a granted op
 // answers 501 as seed 000 prescribes for a tool whose backing service the
 // deployment lacks; an op the binding does not grant is 403.
-func (s *Service) Run(ctx context.Context, c session.Claims, r Request) (Result, error) {
+func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Result, error) {
+	r, err := ParseRequest(body)
+	if err != nil {
+		return Result{}, err
+	}
 	b, err := s.binding(ctx, c)
 	if err != nil {
 		return Result{}, err
@@ -31,7 +35,11 @@ func (s *Service) Run(ctx context.Context, c session.Claims, r Request) (Result,
 // Capability serves a platform feature on the session's own task. Host
 // capabilities are performed by the browser and refused here (400); one the
 // binding does not grant is 403; one this deployment does not serve is 501.
-func (s *Service) Capability(ctx context.Context, c session.Claims, r Request) (Result, error) {
+func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte) (Result, error) {
+	r, err := ParseRequest(body)
+	if err != nil {
+		return Result{}, err
+	}
 	b, err := s.binding(ctx, c)
 	if err != nil {
 		return Result{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
@@ -152,10 +153,9 @@ func feedRow(c session.Claims, typ, name string, payload any) models.FeedEvent {
 		Payload: models.MustJSON(payload), Actor: actor(c)}
 }
 
-// recordFeed writes one feed row inside db (a transaction of the caller's).
-func recordFeed(ctx context.Context, db *gorm.DB, c session.Claims, typ, name string, payload any) error {
-	ev := feedRow(c, typ, name, payload)
-	if err := db.WithContext(ctx).Create(&ev).Error; err != nil {
+// recordFeed writes one feed row inside tx, a transaction of the caller's.
+func recordFeed(ctx context.Context, tx *gorm.DB, c session.Claims, typ, name string, payload any) error {
+	if err := feed.Insert(ctx, tx, false, feedRow(c, typ, name, payload)); err != nil {
 		return fmt.Errorf("runtime: record feed: %w", err)
 	}
 	return nil
@@ -165,7 +165,7 @@ func recordFeed(ctx context.Context, db *gorm.DB, c session.Claims, typ, name st
 // when the service has a Feed.
 func (s *Service) appendFeed(ctx context.Context, c session.Claims, typ, name string, payload any) error {
 	if s.Feed == nil {
-		return recordFeed(ctx, s.Store.DB, c, typ, name, payload)
+		return s.Store.Tx(ctx, func(tx *gorm.DB) error { return recordFeed(ctx, tx, c, typ, name, payload) })
 	}
 	return s.Feed.Append(ctx, feedRow(c, typ, name, payload))
 }

@@ -16,7 +16,11 @@ type writePayload struct {
 }
 
 // Write runs one `writes` op on one row and records one feed row.
-func (s *Service) Write(ctx context.Context, c session.Claims, r Request) (Result, error) {
+func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Result, error) {
+	r, p, decoded, err := parse[writePayload](body)
+	if err != nil {
+		return Result{}, err
+	}
 	b, err := s.binding(ctx, c)
 	if err != nil {
 		return Result{}, err
@@ -25,9 +29,10 @@ func (s *Service) Write(ctx context.Context, c session.Claims, r Request) (Resul
 	if !ok {
 		return Result{}, opNotAllowed("write", r.Op)
 	}
-	var p writePayload
-	if err := decodePayload(r.Payload, &p); err != nil {
-		return Result{}, err
+	if !decoded {
+		if err := decodePayload(r.Payload, &p); err != nil {
+			return Result{}, err
+		}
 	}
 	if p.Row == nil {
 		return Result{}, apperr.Invalidf("payload.row is required: the row to write")
@@ -53,7 +58,9 @@ func (s *Service) Write(ctx context.Context, c session.Claims, r Request) (Resul
 
 // writeStmt checks a request row against a write op and adds the op's fixed
 // values. Only declared columns (writable or key) may be sent: anything else
-// is 403; a key column missing for update or upsert is 400.
+// is 403; a key column missing for update or upsert is 400, unless the op
+// fixes it (a key column in fixed_values scopes the row to the session, and
+// the fixed value wins over any the request sends).
 func writeStmt(op *binding.Write, row map[string]any, c session.Claims) (datasource.WriteStmt, error) {
 	values := make(map[string]any, len(row)+len(op.FixedValues))
 	for col, v := range row {
@@ -62,19 +69,19 @@ func writeStmt(op *binding.Write, row map[string]any, c session.Claims) (datasou
 		}
 		values[col] = v
 	}
-	if op.Mode != binding.ModeInsert {
-		for _, k := range op.KeyColumns {
-			if _, ok := values[k]; !ok {
-				return datasource.WriteStmt{}, apperr.Invalidf("key column %q is required for op %q", k, op.Op)
-			}
-		}
-	}
 	fixed, err := fixedMap(op.FixedValues, c.Values())
 	if err != nil {
 		return datasource.WriteStmt{}, err
 	}
 	for col, v := range fixed {
 		values[col] = v
+	}
+	if op.Mode != binding.ModeInsert {
+		for _, k := range op.KeyColumns {
+			if _, ok := values[k]; !ok {
+				return datasource.WriteStmt{}, apperr.Invalidf("key column %q is required for op %q", k, op.Op)
+			}
+		}
 	}
 	if op.Mode == binding.ModeUpdate && len(values) == len(op.KeyColumns) {
 		return datasource.WriteStmt{}, apperr.Invalidf("op %q: the row sets no column to update", op.Op)

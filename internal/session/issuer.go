@@ -122,7 +122,8 @@ func NewIssuer(o IssuerOptions) (*Issuer, error) {
 }
 
 // parserOptions are the strict parser's rules: HS256 only; exp, nbf and iat
-// required and checked within Leeway; iss and aud checked; no unknown JSON.
+// required and checked within Leeway; iss and aud checked; strict base64
+// (non-zero padding bits refused).
 func parserOptions(issuer string) []jwt.ParserOption {
 	return []jwt.ParserOption{
 		jwt.WithValidMethods([]string{signingMethod.Alg()}),
@@ -305,7 +306,10 @@ func (i *Issuer) verifyToken(token string) (Claims, error) {
 		i.verified.Clear()
 		i.cached.Store(1)
 	}
-	i.verified.Store(token, c)
+	// The cache outlives the request, and the caller's string may share
+	// memory with a request buffer the server reuses (Fiber's headers do):
+	// keep a copy, or the key would change under the map.
+	i.verified.Store(strings.Clone(token), c)
 	return c, nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
@@ -391,4 +393,47 @@ func TestACachedTokenStillExpires(t *testing.T) {
 	iss.now = func() time.Time { return claims.ExpiresAt.Add(Leeway + time.Second) }
 	_, err = iss.Verify(ctx, token)
 	requireRefused(t, err, "session token expired")
+}
+
+// TestTheTokenCacheKeepsItsOwnCopyOfTheToken: the API hands Verify a token
+// that shares memory with the request's header buffer, which the server
+// overwrites with the next request's headers. A cache keyed by that memory
+// would end up keyed by whatever token came next, so a forged token written
+// into the same bytes could be served the first token's claims.
+func TestTheTokenCacheKeepsItsOwnCopyOfTheToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	iss := e.issuer(t, newKey)
+	t.Cleanup(iss.Close)
+	ctx := context.Background()
+	token, _, err := iss.Mint(ctx, e.input)
+	require.NoError(t, err)
+
+	buf := []byte(token) // stands in for the server's reused header buffer
+	_, err = iss.Verify(ctx, unsafe.String(&buf[0], len(buf)))
+	require.NoError(t, err)
+
+	// Forgeries of the same length land in the same buffer, as the next
+	// requests' headers would; each is sent as a string of its own.
+	sig := strings.LastIndexByte(token, '.') + 1
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	forged := 0
+	for _, at := range []int{sig + 3, sig + 11, sig + 19} {
+		for _, ch := range []byte(alphabet) {
+			if token[at] == ch {
+				continue
+			}
+			copy(buf, token)
+			buf[at] = ch
+			_, err := iss.Verify(ctx, string(buf))
+			requireRefused(t, err, "session token signature invalid")
+			forged++
+		}
+	}
+	require.Greater(t, forged, 150)
+
+	copy(buf, strings.Repeat("x", len(buf)))
+	var keys []string
+	iss.verified.Range(func(k, _ any) bool { keys = append(keys, k.(string)); return true })
+	require.Equal(t, []string{token}, keys, "the cache is keyed by the token as verified")
 }

@@ -16,9 +16,10 @@ import (
 	"github.com/appruntime/appruntime/models"
 )
 
-// Store is a blob store. Keys are opaque paths chosen by the caller
-// ("bundles/<id>/<version>"); the caller keeps the key, the size and the
-// content type on its own row, so Get returns only the bytes.
+// Store is a blob store. Keys are opaque paths chosen by the caller (a
+// bundle version's is "bundles/<bundle id>/<random id>", one per upload); the
+// caller keeps the key, the size and the content type on its own row, so Get
+// returns only the bytes.
 type Store interface {
 	// Put stores data under key, replacing what was there. contentType is a
 	// hint for backends that serve objects themselves (an object store).

@@ -61,7 +61,9 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*Store, error)
 		db, err = gorm.Open(sqlite.Open(sqliteDSN(dsn)), gcfg)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s database: %w", dialect, err)
+		// gorm.Open already connects (and pings) the database, so a server
+		// that is down or refuses the credentials fails here, not at Ping.
+		return nil, &config.Error{Var: "DATABASE_URL", Reason: fmt.Sprintf("cannot open the %s database: %v", dialect, err)}
 	}
 	sqlDB, err := db.DB()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/toolconfig"
@@ -132,9 +133,9 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 				return fmt.Errorf("task: create await: %w", err)
 			}
 		}
-		feed := models.FeedEvent{TaskID: t.ID, StepID: &step.ID, Type: models.FeedArtifact, Name: tool.DisplayName,
+		artifact := models.FeedEvent{TaskID: t.ID, StepID: &step.ID, Type: models.FeedArtifact, Name: tool.DisplayName,
 			Payload: step.Output, Actor: c.Actor, CreatedAt: now}
-		if err := tx.Create(&feed).Error; err != nil {
+		if err := feed.Insert(ctx, tx, false, artifact); err != nil {
 			return fmt.Errorf("task: record artifact in feed: %w", err)
 		}
 		if await != nil && (len(defs) > 0 || agent.SummaryInstructions != "") {

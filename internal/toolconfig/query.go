@@ -21,10 +21,24 @@ var writeKeywords = map[string]bool{
 // CheckReadOnlyQuery refuses a bound SQL query that is not one SELECT or
 // WITH statement (seed 000: no second statement, no data-modifying statement,
 // including SELECT … INTO). It is a deliberately simple lexical gate: string
-// literals, quoted identifiers and comments are blanked, then the remaining
+// literals, quoted identifiers and comments are blanked the way dialect
+// (IntegrationPostgres or IntegrationMSSQL) lexes them, then the remaining
 // words are checked. The executor adds a read-only transaction behind it.
-func CheckReadOnlyQuery(query string) error {
-	code := blankLiterals(query)
+func CheckReadOnlyQuery(dialect, query string) error {
+	if dialect == IntegrationPostgres {
+		// Whether a backslash escapes a quote in a plain '…' literal depends
+		// on the server's standard_conforming_strings: the query must pass
+		// read either way.
+		if err := checkReadOnlyCode(blankLiterals(query, dialect, false)); err != nil {
+			return err
+		}
+		return checkReadOnlyCode(blankLiterals(query, dialect, true))
+	}
+	return checkReadOnlyCode(blankLiterals(query, dialect, false))
+}
+
+// checkReadOnlyCode checks a query whose literals and comments are blanked.
+func checkReadOnlyCode(code string) error {
 	code = strings.TrimRight(strings.TrimSpace(code), "; \t\r\n")
 	if code == "" {
 		return apperr.Invalidf("config.query is empty")
@@ -46,10 +60,15 @@ func CheckReadOnlyQuery(query string) error {
 	return nil
 }
 
-// blankLiterals replaces the contents of comments, string literals
-// ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", […]) with spaces,
-// so that neither a keyword nor a ';' inside them counts.
-func blankLiterals(q string) string {
+// blankLiterals replaces comments, string literals and quoted identifiers
+// with spaces, so that neither a keyword nor a ';' inside them counts. Both
+// dialects have '…' and "…" (a doubled quote escapes one), -- and nested
+// /* */ comments; Postgres adds E'…' (backslash escapes; every '…' when
+// backslashEscapes) and $tag$…$tag$, MSSQL […] identifiers. A prefix or a
+// '$' that continues an identifier (name'…', x$y$) opens nothing, as in the
+// servers' own lexers.
+func blankLiterals(q, dialect string, backslashEscapes bool) string {
+	pg := dialect == IntegrationPostgres
 	var b strings.Builder
 	b.Grow(len(q))
 	for i := 0; i < len(q); {
@@ -63,36 +82,20 @@ func blankLiterals(q string) string {
 			i += end
 			b.WriteByte(' ')
 		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				i = len(q)
-			} else {
-				i += end + 4
-			}
+			i = endOfBlockComment(q, i)
 			b.WriteByte(' ')
-		case c == '\'' || c == '"' || c == '[':
+		case c == '\'':
+			escapes := pg && (backslashEscapes || (i > 0 && (q[i-1] == 'E' || q[i-1] == 'e') && (i == 1 || !isIdentByte(q[i-2]))))
+			i = endOfQuoted(q, i+1, '\'', escapes)
+			b.WriteString(" x ")
+		case c == '"' || (c == '[' && !pg):
 			closer := c
 			if c == '[' {
 				closer = ']'
 			}
-			j := i + 1
-			for j < len(q) {
-				if q[j] == '\\' && c == '\'' && i > 0 && (q[i-1] == 'E' || q[i-1] == 'e') {
-					j += 2
-					continue
-				}
-				if q[j] == closer {
-					if j+1 < len(q) && q[j+1] == closer { // doubled quote: an escaped one
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = j + 1
+			i = endOfQuoted(q, i+1, closer, false)
 			b.WriteString(" x ")
-		case c == '$':
+		case c == '$' && pg && (i == 0 || !isIdentByte(q[i-1])):
 			tagEnd := strings.IndexByte(q[i+1:], '$')
 			tag := ""
 			if tagEnd >= 0 {
@@ -116,6 +119,53 @@ func blankLiterals(q string) string {
 		}
 	}
 	return b.String()
+}
+
+// endOfBlockComment returns the index just past the comment opened at i;
+// comments nest in both dialects.
+func endOfBlockComment(q string, i int) int {
+	depth := 0
+	for i < len(q) {
+		switch {
+		case strings.HasPrefix(q[i:], "/*"):
+			depth++
+			i += 2
+		case strings.HasPrefix(q[i:], "*/"):
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return len(q)
+}
+
+// endOfQuoted returns the index just past the closer of a quoted run whose
+// content starts at j: a doubled closer is an escaped one, and so is a
+// backslash-escaped byte when escapes.
+func endOfQuoted(q string, j int, closer byte, escapes bool) int {
+	for j < len(q) {
+		switch {
+		case escapes && q[j] == '\\':
+			j += 2
+		case q[j] == closer && j+1 < len(q) && q[j+1] == closer:
+			j += 2
+		case q[j] == closer:
+			return j + 1
+		default:
+			j++
+		}
+	}
+	return len(q)
+}
+
+// isIdentByte reports whether b may continue an identifier (non-ASCII bytes
+// are letters to both servers).
+func isIdentByte(b byte) bool {
+	return b == '_' || b == '$' || b >= 0x80 || ('0' <= b && b <= '9') || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z')
 }
 
 // isDollarTag reports whether s is a dollar-quote delimiter: $$ or $name$.

@@ -11,43 +11,61 @@ import (
 
 func TestCheckReadOnlyQuery(t *testing.T) {
 	t.Parallel()
-	for _, q := range []string{
-		"SELECT 1",
-		"select id, name from invoices where status = $1;",
-		"  WITH t AS (SELECT 1 AS x) SELECT x FROM t  ;\n",
-		"(SELECT 1) UNION (SELECT 2)",
-		"SELECT 'insert; delete' AS note -- update here\nFROM t",
-		"SELECT \"update\" FROM t /* drop table t; */",
-		"SELECT $$ a; DROP TABLE x $$ AS body",
-		"SELECT $tag$ ; $tag$, replace(name, 'a', 'b') FROM t",
-		"SELECT [into] FROM dbo.t WHERE [delete] = @p1",
-		"SELECT E'it\\'s; insert' FROM t",
-		"SELECT 'it''s; insert' FROM t",
+	const pg, ms = toolconfig.IntegrationPostgres, toolconfig.IntegrationMSSQL
+	for _, tc := range []struct{ dialect, q string }{
+		{pg, "SELECT 1"},
+		{pg, "select id, name from invoices where status = $1;"},
+		{pg, "  WITH t AS (SELECT 1 AS x) SELECT x FROM t  ;\n"},
+		{pg, "(SELECT 1) UNION (SELECT 2)"},
+		{pg, "SELECT 'insert; delete' AS note -- update here\nFROM t"},
+		{pg, "SELECT \"update\" FROM t /* drop table t; */"},
+		{pg, "SELECT $$ a; DROP TABLE x $$ AS body"},
+		{pg, "SELECT $tag$ ; $tag$, replace(name, 'a', 'b') FROM t"},
+		{pg, "SELECT E'it\\'s; insert' FROM t"},
+		{pg, "SELECT 'it''s; insert' FROM t"},
+		{pg, "SELECT name FROM t WHERE name ~ '^\\d+$'"},
+		{pg, "SELECT 1 /* outer /* inner; */ still a comment; */ FROM t"},
+		{pg, "SELECT (ARRAY[1, 2])[1] FROM t"},
+		{ms, "SELECT [into] FROM dbo.t WHERE [delete] = @p1"},
+		{ms, "SELECT [a]]b;c] FROM dbo.t"},
+		{ms, "SELECT N'it''s; insert' FROM dbo.t"},
 	} {
-		require.NoError(t, toolconfig.CheckReadOnlyQuery(q), q)
+		require.NoError(t, toolconfig.CheckReadOnlyQuery(tc.dialect, tc.q), "%s: %s", tc.dialect, tc.q)
 	}
-	for _, tc := range []struct{ q, msg string }{
-		{"", "config.query is empty"},
-		{" ; ", "config.query is empty"},
-		{"-- only a comment", "config.query is empty"},
-		{"SELECT 1; SELECT 2", "must be one statement"},
-		{"SELECT 1; DROP TABLE invoices", "must be one statement"},
-		{"DELETE FROM invoices", "must be a SELECT or WITH statement"},
-		{"UPDATE t SET a = 1", "must be a SELECT or WITH statement"},
-		{"EXPLAIN ANALYZE SELECT 1", "must be a SELECT or WITH statement"},
-		{"SELECT * INTO backup FROM invoices", "INTO is not allowed"},
-		{"WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "DELETE is not allowed"},
-		{"SELECT * FROM t FOR UPDATE", "UPDATE is not allowed"},
-		{"select set_config('a','b',false), 1; ", ""},
-		{"SELECT 1 /* unterminated", ""},
+	for _, tc := range []struct{ dialect, q, msg string }{
+		{pg, "", "config.query is empty"},
+		{pg, " ; ", "config.query is empty"},
+		{pg, "-- only a comment", "config.query is empty"},
+		{pg, "SELECT 1; SELECT 2", "must be one statement"},
+		{pg, "SELECT 1; DROP TABLE invoices", "must be one statement"},
+		{pg, "DELETE FROM invoices", "must be a SELECT or WITH statement"},
+		{pg, "UPDATE t SET a = 1", "must be a SELECT or WITH statement"},
+		{pg, "EXPLAIN ANALYZE SELECT 1", "must be a SELECT or WITH statement"},
+		{pg, "SELECT * INTO backup FROM invoices", "INTO is not allowed"},
+		{pg, "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "DELETE is not allowed"},
+		{pg, "SELECT * FROM t FOR UPDATE", "UPDATE is not allowed"},
+		{pg, "select set_config('a','b',false), 1; ", ""},
+		{pg, "SELECT 1 /* unterminated", ""},
+		// Each of these is two or three statements to Postgres: a '$' inside
+		// an identifier opens no dollar quote, a type name ending in e is no
+		// E'' prefix, '[' quotes nothing, comments nest, and a backslash
+		// escapes a quote when standard_conforming_strings is off.
+		{pg, "SELECT 1 AS x$y$; DELETE FROM t; SELECT 1 AS z$y$", "must be one statement"},
+		{pg, "SELECT name'\\'; DELETE FROM t; SELECT '\\'", "must be one statement"},
+		{pg, "SELECT (ARRAY[1,2])[length(']')]; DELETE FROM t; SELECT 1 -- ]", "must be one statement"},
+		{pg, "SELECT 1 /* /* */ ' */; DELETE FROM t; SELECT 1 AS x --'", "must be one statement"},
+		{pg, "SELECT 'a\\' ' ; DELETE FROM t; SELECT 1 --'", "must be one statement"},
+		{ms, "SELECT 1 /* /* */ ' */; DELETE FROM t; SELECT 1 AS x --'", "must be one statement"},
+		{ms, "SELECT 'a\\'; DELETE FROM t; SELECT '\\'", "must be one statement"},
+		{ms, "SELECT [x] FROM t; EXEC sp_who", "must be one statement"},
 	} {
-		err := toolconfig.CheckReadOnlyQuery(tc.q)
+		err := toolconfig.CheckReadOnlyQuery(tc.dialect, tc.q)
 		if tc.msg == "" {
-			require.NoError(t, err, tc.q)
+			require.NoError(t, err, "%s: %s", tc.dialect, tc.q)
 			continue
 		}
-		require.True(t, apperr.Is(err, apperr.Invalid), "%q: %v", tc.q, err)
-		require.Contains(t, err.Error(), tc.msg, tc.q)
+		require.True(t, apperr.Is(err, apperr.Invalid), "%s: %q: %v", tc.dialect, tc.q, err)
+		require.Contains(t, err.Error(), tc.msg, "%s: %s", tc.dialect, tc.q)
 	}
 }
 

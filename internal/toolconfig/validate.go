@@ -177,7 +177,7 @@ func checkConfig(base string, raw json.RawMessage) (models.JSON, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckReadOnlyQuery(q); err != nil {
+		if err := CheckReadOnlyQuery(sqlIntegrationKind[base], q); err != nil {
 			return nil, err
 		}
 	case models.BaseExtraction:

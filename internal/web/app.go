@@ -10,6 +10,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,13 @@ type Options struct {
 	Name         string // "api" or "console", for logs
 	Logger       *slog.Logger
 	ErrorHandler fiber.ErrorHandler // nil: JSON errors (RenderError)
+	// Immutable makes every string Fiber hands out (headers, params, the
+	// body) a copy. Without it they alias a buffer that the connection's next
+	// request overwrites, so a value kept past its handler (a cache key, a
+	// context value) silently changes: such a value must be copied
+	// (strings.Clone) where it is kept. The console sets it; the API keeps
+	// the copies off its hot path and copies the few values it keeps.
+	Immutable bool
 }
 
 // NewApp returns a Fiber app with request ids, panic recovery, access logs and
@@ -46,12 +54,41 @@ func NewApp(o Options) *fiber.App {
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		ErrorHandler:          eh,
+		Immutable:             o.Immutable,
 		// goccy/go-json encodes the same JSON as encoding/json, faster and
-		// with less garbage; replies are on every hot path.
-		JSONEncoder: gojson.Marshal,
+		// with less garbage; replies are on every hot path. They are JSON
+		// documents, never embedded in HTML, so <, > and & need no escaping,
+		// and map keys need no sorting.
+		JSONEncoder: encodeJSON,
 	})
-	app.Use(requestContext(o.Logger))
+	app.Use(requestContext(o.Logger), refuseEncodedBodies)
 	return app
+}
+
+func encodeJSON(v any) ([]byte, error) {
+	return gojson.MarshalWithOption(v, gojson.DisableHTMLEscape(), gojson.UnorderedMap())
+}
+
+// refuseEncodedBodies answers 400 for a request whose body is sent with a
+// Content-Encoding. Fiber's Ctx.Body inflates gzip, deflate and br bodies
+// (nested ones too) with no bound, so a few kilobytes of compressed zeros
+// would cost gigabytes and seconds of CPU before any token or size cap is
+// checked. No client of ours compresses what it sends.
+func refuseEncodedBodies(c *fiber.Ctx) error {
+	var encoded string
+	// PeekAll sees every Content-Encoding line, not only the first; it does
+	// not allocate, unlike visiting every header.
+	for _, value := range c.Request().Header.PeekAll(fiber.HeaderContentEncoding) {
+		for _, coding := range strings.Split(string(value), ",") {
+			if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
+				encoded = coding
+			}
+		}
+	}
+	if encoded != "" {
+		return apperr.Invalidf("Content-Encoding %s is not accepted: send the request body uncompressed", encoded)
+	}
+	return c.Next()
 }
 
 var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -77,7 +114,9 @@ func newRequestID() string {
 func requestContext(log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		start := time.Now()
-		id := c.Get(fiber.HeaderXRequestID)
+		// The header's bytes are reused for the connection's next request; the
+		// id lives on in the request's context, so it gets its own copy.
+		id := strings.Clone(c.Get(fiber.HeaderXRequestID))
 		if !safeRequestID.MatchString(id) {
 			id = newRequestID()
 		}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,5 +147,84 @@ func TestBodyOverTheLimitIs413OnARealServer(t *testing.T) {
 		raw, _ := io.ReadAll(res.Body)
 		conn.Close()
 		require.Equal(t, 413, res.StatusCode, "chunked=%v: %s", chunked, raw)
+	}
+}
+
+// A compressed request body would be inflated, without bound, by the first
+// handler that reads it; a few kilobytes of gzip can hold gigabytes of zeros.
+func TestCompressedBodiesAreRefusedBeforeAnyHandlerReadsThem(t *testing.T) {
+	t.Parallel()
+	app := newApp(t, &bytes.Buffer{})
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte(`{"op":"x"}`))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+
+	for _, tc := range []struct {
+		name     string
+		encoding []string
+		body     []byte
+		status   int
+	}{
+		{"gzip", []string{"gzip"}, gz.Bytes(), 400},
+		{"nested gzip", []string{"identity, gzip"}, gz.Bytes(), 400},
+		{"deflate", []string{"Deflate"}, gz.Bytes(), 400},
+		{"br", []string{"br"}, gz.Bytes(), 400},
+		{"a second header", []string{"identity", "gzip"}, gz.Bytes(), 400},
+		{"identity", []string{"identity"}, []byte(`{"op":"x"}`), 200},
+		{"none", nil, []byte(`{"op":"x"}`), 200},
+	} {
+		req := httptest.NewRequest("POST", "/echo", bytes.NewReader(tc.body))
+		for _, e := range tc.encoding {
+			req.Header.Add("Content-Encoding", e)
+		}
+		res, err := app.Test(req, 5000)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Equal(t, tc.status, res.StatusCode, "%s: %s", tc.name, raw)
+		if tc.status == 200 {
+			require.Equal(t, `{"op":"x"}`, string(raw), tc.name)
+		} else {
+			require.Contains(t, string(raw), "is not accepted: send the request body uncompressed", tc.name)
+		}
+	}
+}
+
+// TestARequestContextKeepsItsIDAfterTheRequest: the server reuses a
+// connection's header buffers for its next request; work that outlives a
+// request (and logs with its context) must still see that request's id.
+func TestARequestContextKeepsItsIDAfterTheRequest(t *testing.T) {
+	t.Parallel()
+	app := newApp(t, &bytes.Buffer{})
+	contexts := make(chan context.Context, 2)
+	app.Get("/capture", func(c *fiber.Ctx) error {
+		contexts <- c.UserContext()
+		return c.SendString("ok")
+	})
+	ln, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, app, ln, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	replies := bufio.NewReader(conn)
+	ids := []string{"first-request-0001", "other-request-0002"}
+	for _, id := range ids { // one keep-alive connection
+		_, err := fmt.Fprintf(conn, "GET /capture HTTP/1.1\r\nHost: x\r\nX-Request-Id: %s\r\n\r\n", id)
+		require.NoError(t, err)
+		res, err := http.ReadResponse(replies, nil)
+		require.NoError(t, err)
+		_, _ = io.ReadAll(res.Body)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, id, res.Header.Get("X-Request-Id"))
+	}
+	for _, id := range ids {
+		require.Equal(t, id, logging.RequestIDOf(<-contexts))
 	}
 }
