@@ -43,7 +43,8 @@ type Descriptor struct {
 	ConfiguredToolID string `json:"configured_tool_id"`
 	StepID           string `json:"step_id"`
 	TaskID           string `json:"task_id"`
-	// Params is the step's params (step.input.params), forwarded to the
+	// Params is the step's params (step.input.params); the same value is
+	// runtime.params, as the bundle receives it. Forwarded to the
 	// bundle as runtime.params; {} when the step has none.
 	Params json.RawMessage `json:"params"`
 
@@ -69,6 +70,8 @@ type Runtime struct {
 	// HostCapabilities is the subset of Capabilities the browser host
 	// performs over bridge messages; /capability refuses them.
 	HostCapabilities []string `json:"host_capabilities"`
+	// Params is the step's params: seed 000's "forwarded as runtime.params".
+	Params json.RawMessage `json:"params"`
 }
 
 // Minter mints sessions for app-tool steps. Build it once per process
@@ -170,6 +173,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 			Versions:         Versions,
 			Capabilities:     capabilities,
 			HostCapabilities: host,
+			Params:           params,
 		},
 	}, nil
 }

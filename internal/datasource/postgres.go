@@ -202,8 +202,9 @@ func classifyPgError(err error, pgErr *pgconn.PgError) error {
 		return apperr.Wrap(err, apperr.BadGateway, "data source refused the integration's credentials")
 	}
 	// 42 (undefined table or column, privileges) and the rest: the binding
-	// or the integration does not match the database.
-	return apperr.Wrap(err, apperr.BadGateway, "data source rejected the query: %s", pgErr.Message)
+	// or the integration does not match the database. The database's words
+	// name its tables and are for the operator (logged), not the bundle.
+	return apperr.Wrap(err, apperr.BadGateway, "data source rejected the query (SQLSTATE %s): the binding does not match the database", pgErr.Code)
 }
 
 // encodeFailure reports whether pgx could not encode a bound argument for

@@ -143,7 +143,6 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Feed:         feed,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
-		Log:          o.Log,
 	}
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/models"
 )
@@ -19,6 +20,9 @@ type Feed struct {
 	db    *gorm.DB
 	queue chan feedItem
 	wg    sync.WaitGroup
+
+	mu     sync.RWMutex // guards closed against a send on the closed queue
+	closed bool
 }
 
 type feedItem struct {
@@ -45,17 +49,27 @@ func NewFeed(db *gorm.DB) *Feed {
 // Append writes row and returns once it is committed (or failed).
 func (f *Feed) Append(ctx context.Context, row models.FeedEvent) error {
 	item := feedItem{row: row, done: make(chan error, 1)}
+	f.mu.RLock()
+	if f.closed {
+		f.mu.RUnlock()
+		return apperr.New(apperr.Unavailable, "the server is shutting down; retry")
+	}
 	select {
 	case f.queue <- item:
 	case <-ctx.Done():
+		f.mu.RUnlock()
 		return ctx.Err()
 	}
+	f.mu.RUnlock()
 	return <-item.done
 }
 
 // Close stops the writers once every queued row is written.
 func (f *Feed) Close() {
+	f.mu.Lock()
+	f.closed = true
 	close(f.queue)
+	f.mu.Unlock()
 	f.wg.Wait()
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -48,4 +49,13 @@ func TestFeedCommitsEveryRowAndIsolatesABadOne(t *testing.T) {
 	var count int64
 	require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ?", task.ID).Count(&count).Error)
 	require.Equal(t, int64(n), count, "every acknowledged row is committed")
+}
+
+func TestAppendAfterCloseIsRetryableNotAPanic(t *testing.T) {
+	t.Parallel()
+	st := testkit.SQLite(t)
+	feed := runtime.NewFeed(st.DB)
+	feed.Close()
+	err := feed.Append(context.Background(), models.FeedEvent{TaskID: models.NewID(), Type: models.FeedAgentAction})
+	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err))
 }

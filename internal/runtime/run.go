@@ -29,6 +29,9 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 	if err := decodePayload(r.Payload, &params); err != nil {
 		return Result{}, err
 	}
+	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
+		return Result{}, err
+	}
 	return Result{}, apperr.NotImplementedf("this deployment has no executor for tool %q", op.Tool)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -64,7 +63,6 @@ type Service struct {
 	// AfterRelease runs after a commit that released an await (it wakes the
 	// outbox relay); nil skips it.
 	AfterRelease func(ctx context.Context)
-	Log          *slog.Logger
 
 	integrations sync.Map // id → cachedIntegration
 }

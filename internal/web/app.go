@@ -168,8 +168,13 @@ func JSONErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		err = FromFiber(err)
 		code, status, msg := apperr.Public(err)
-		if code == apperr.Internal {
+		switch code {
+		case apperr.Internal:
 			log.ErrorContext(c.UserContext(), "request failed", "error", err.Error(), "path", c.Path())
+		case apperr.BadGateway, apperr.Unavailable, apperr.Timeout:
+			// The caller sees a short message; the cause (an upstream's or a
+			// data source's own words) is for the operator.
+			log.WarnContext(c.UserContext(), "upstream failed", "status", status, "error", err.Error(), "path", c.Path())
 		}
 		if s := apperr.RetryAfterSeconds(err); s > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(s))
