@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -119,7 +119,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 	if err := store.NotFound(err, "artifact: load configured tool", "app tool "+*step.ConfiguredToolID); err != nil {
 		return Descriptor{}, err
 	}
-	bundle, err := toolBundle(db, tool)
+	bun, err := toolBundle(db, tool)
 	if err != nil {
 		return Descriptor{}, err
 	}
@@ -152,10 +152,10 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 		SessionToken:      token,
 		SessionID:         claims.SessionID,
 		ExpiresAt:         claims.ExpiresAt,
-		BundleURL:         m.BundleBaseURL + "/" + bundle.ID + "/" + strconv.Itoa(bundle.Version),
-		BundleSHA:         bundle.SHA256,
-		BundleID:          bundle.ID,
-		BundleVersion:     bundle.Version,
+		BundleURL:         bundle.URL(m.BundleBaseURL, bun.ID, bun.Version),
+		BundleSHA:         bun.SHA256,
+		BundleID:          bun.ID,
+		BundleVersion:     bun.Version,
 		BindingID:         bind.ID,
 		ConfiguredToolID:  tool.ID,
 		StepID:            step.ID,
@@ -203,20 +203,10 @@ func appToolStep(db *gorm.DB, workspaceID, stepID string) (models.Step, models.T
 
 // toolBundle loads the tool's pinned bundle version, or the newest one.
 func toolBundle(db *gorm.DB, tool models.ConfiguredTool) (models.Bundle, error) {
-	var b models.Bundle
 	if tool.BundleID == nil {
-		return b, apperr.Conflictf("app tool %q names no bundle", tool.DisplayName)
+		return models.Bundle{}, apperr.Conflictf("app tool %q names no bundle", tool.DisplayName)
 	}
-	q := db.Where("id = ? AND workspace_id = ?", *tool.BundleID, tool.WorkspaceID)
-	what := "bundle " + *tool.BundleID
-	if tool.BundleVersion != nil {
-		q = q.Where("version = ?", *tool.BundleVersion)
-		what += " version " + strconv.Itoa(*tool.BundleVersion)
-	} else {
-		q = q.Order("version DESC")
-	}
-	err := q.Take(&b).Error
-	return b, store.NotFound(err, "artifact: load bundle", what)
+	return bundle.Resolve(db.Statement.Context, db, tool.WorkspaceID, *tool.BundleID, tool.BundleVersion)
 }
 
 // toolBinding loads the tool's binding and decodes what it grants.
