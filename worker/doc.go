@@ -1,4 +1,4 @@
 // Package worker runs appruntime's background fleet: one asynq server per
-// queue class, the outbox relay and periodic jobs. Handlers are thin: they
+// queue class and the outbox relay. Handlers are thin: they
 // decode a typed job and call one domain function.
 package worker

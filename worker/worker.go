@@ -16,7 +16,7 @@ type Worker struct {
 	p       *platform.Platform
 	servers []*asynq.Server
 	muxes   map[string]*asynq.ServeMux // by queue name
-	loops   []func(context.Context)    // background loops (relay, periodic jobs)
+	loops   []func(context.Context)    // background loops (the outbox relay)
 }
 
 // New builds a worker with every handler registered.

@@ -16,7 +16,7 @@ commands:
   dev       everything in one process on embedded defaults, seeded with a demo
   api       the JSON API (runtime verbs, host, agent and admin endpoints)
   console   the server-rendered admin console
-  worker    the background job fleet (queues, outbox relay, periodic jobs)
+  worker    the background job fleet (queues, outbox relay)
   migrate   apply database migrations
 
 Configuration comes from environment variables; see README.md.

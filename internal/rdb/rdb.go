@@ -1,5 +1,5 @@
 // Package rdb opens appruntime's Redis connection: asynq queues, rate limits,
-// semaphores, pub/sub and the session denylist all share it. In the embedded
+// semaphores and the acknowledged broadcasts (Broadcast) all share it. In the embedded
 // dev mode it can start an in-process Redis instead.
 package rdb
 
