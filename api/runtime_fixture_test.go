@@ -60,7 +60,7 @@ func newRuntimeFixture(t *testing.T, opts ...apiOption) *runtimeFixture {
 	f := &runtimeFixture{api: a, tenant: testkit.NewTenant(t, a.Store.DB)}
 	ctx := context.Background()
 
-	f.source = testkit.Schema(t)
+	f.source = testkit.DataSource(t)
 	require.NoError(t, f.source.DB.Exec(`CREATE TABLE invoices (id integer PRIMARY KEY, vendor text NOT NULL, amount numeric(12,2) NOT NULL, status text NOT NULL)`).Error)
 	require.NoError(t, f.source.DB.Exec(`CREATE TABLE decisions (id serial PRIMARY KEY, task_id text NOT NULL, decision text NOT NULL)`).Error)
 	require.NoError(t, f.source.DB.Exec(`INSERT INTO invoices VALUES (1,'ACME',10.50,'pending'),(2,'ACME',20,'pending'),(3,'Globex',30,'pending')`).Error)

@@ -282,7 +282,7 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 		{"unknown payload field", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"colums": []string{"id"}}}, 400, `bad payload: unknown field "colums"`},
 		{"wrong field type", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"columns": "id"}}, 400, "bad payload: columns must be an array, not string"},
 		{"missing key column", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"status": "x"}}}, 400, `key column "id" is required for op "set_status"`},
-		{"value the column refuses", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": "one", "status": "x"}}}, 400, ""},
+		{"value the column refuses", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": "one", "status": "x"}}}, 400, `value for column "id" does not fit its type`},
 		{"no token", "read", "", map[string]any{"op": "list_invoices"}, 401, "session token required"},
 		{"garbage token", "read", "not-a-jwt", map[string]any{"op": "list_invoices"}, 401, ""},
 		{"revoked token", "read", revoked, map[string]any{"op": "list_invoices"}, 401, "session token revoked"},

@@ -217,7 +217,7 @@ func seedDemo(t *testing.T, p *platform.Platform, tn testkit.Tenant) fixture {
 	t.Helper()
 	ctx := context.Background()
 	ws, actor := tn.Workspace.ID, "user:"+tn.Admin.ID
-	f := fixture{Source: testkit.Schema(t)}
+	f := fixture{Source: testkit.DataSource(t)}
 	for _, stmt := range []string{
 		`CREATE TABLE invoices (id integer PRIMARY KEY, vendor text NOT NULL, amount numeric(12,2) NOT NULL, status text NOT NULL)`,
 		`CREATE TABLE decisions (id serial PRIMARY KEY, task_id text NOT NULL, decision text NOT NULL, note text)`,

@@ -96,14 +96,20 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The bench table is a data source, which is never the platform database.
+	dataURL, err := freshDatabase(ctx, o.adminURL, "appruntime_bench_data")
+	if err != nil {
+		return err
+	}
 	key := base64.StdEncoding.EncodeToString([]byte("appruntime-bench-key-0123456789ab"))
 	apiAddr, baseAddr := freeAddr(), freeAddr()
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+o.redisURL, "SECRETS_KEY="+key,
-		"SESSION_KEYS=bench:"+key, "API_ADDR="+apiAddr, "LOG_LEVEL=error", "PUBLIC_API_URL=http://"+apiAddr)
+		"SESSION_KEYS=bench:"+key, "API_ADDR="+apiAddr, "LOG_LEVEL=error", "PUBLIC_API_URL=http://"+apiAddr,
+		"DATASOURCE_ALLOW_CIDRS=127.0.0.0/8,::1/128")
 	if out, err := command(ctx, o.appruntime, env, "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %v\n%s", err, out)
 	}
-	fx, err := seed(ctx, dbURL, []byte("appruntime-bench-key-0123456789ab"))
+	fx, err := seed(ctx, dbURL, dataURL, []byte("appruntime-bench-key-0123456789ab"))
 	if err != nil {
 		return err
 	}
@@ -209,26 +215,31 @@ type fixture struct {
 }
 
 // seed creates the platform rows (tenant, data-source integration, binding
-// with a one-row read and a one-row write, app tool, task, step) and the
-// data table, in the bench database.
-func seed(ctx context.Context, dbURL string, secretsKey []byte) (fixture, error) {
+// with a one-row read and a one-row write, app tool, task, step) in the
+// bench database and the data table in the data database.
+func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte) (fixture, error) {
+	data, err := store.Open(ctx, dataURL, store.Options{MaxOpenConns: 2})
+	if err != nil {
+		return fixture{}, err
+	}
+	defer data.Close()
+	if err := data.DB.WithContext(ctx).Exec(`CREATE TABLE bench_items (id integer PRIMARY KEY, name text NOT NULL, n integer NOT NULL)`).Error; err != nil {
+		return fixture{}, err
+	}
+	if err := data.DB.WithContext(ctx).Exec(`INSERT INTO bench_items SELECT g, 'item ' || g, 0 FROM generate_series(1, ?) g`, rows).Error; err != nil {
+		return fixture{}, err
+	}
 	st, err := store.Open(ctx, dbURL, store.Options{MaxOpenConns: 2})
 	if err != nil {
 		return fixture{}, err
 	}
 	defer st.Close()
 	db := st.DB.WithContext(ctx)
-	if err := db.Exec(`CREATE TABLE bench_items (id integer PRIMARY KEY, name text NOT NULL, n integer NOT NULL)`).Error; err != nil {
-		return fixture{}, err
-	}
-	if err := db.Exec(`INSERT INTO bench_items SELECT g, 'item ' || g, 0 FROM generate_series(1, ?) g`, rows).Error; err != nil {
-		return fixture{}, err
-	}
 	box, err := crypt.New(secretsKey)
 	if err != nil {
 		return fixture{}, err
 	}
-	fx := fixture{dataDSN: withParam(dbURL, "pool_max_conns", strconv.Itoa(poolConns))}
+	fx := fixture{dataDSN: withParam(dataURL, "pool_max_conns", strconv.Itoa(poolConns))}
 	ws := models.Workspace{ID: models.NewID(), Name: "bench"}
 	user := models.User{ID: models.NewID(), WorkspaceID: ws.ID, Email: "bench@example.test", Role: models.RoleAdmin, PasswordHash: "-"}
 	agent := models.Agent{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench"}

@@ -103,8 +103,8 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closePlatform()
-	// The demo's data source is a SQLite file even when DATABASE_URL is Postgres.
-	p.DataSources.EnableSQLite()
+	// The demo's data source is a SQLite file even when DATABASE_URL is
+	// Postgres; the seed lets the data sources open that file, and no other.
 	p.Admin.EnableSQLiteIntegrations()
 
 	seeded, err := demo.Seed(ctx, p, secrets.Secrets, filepath.Join(*dir, "demo-data.db"))

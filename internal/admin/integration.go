@@ -13,6 +13,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
@@ -130,6 +131,12 @@ func (s *Service) checkIntegration(i *models.Integration, in IntegrationInput, s
 		var dsn string
 		if err := json.Unmarshal(secrets["dsn"], &dsn); err != nil || strings.TrimSpace(dsn) == "" {
 			return apperr.Invalidf("secrets.dsn (a string) is required for a %s integration", in.Kind)
+		}
+		if in.Kind == KindPostgres {
+			if err := datasource.CheckPostgresDSN(dsn); err != nil {
+				_, _, reason := apperr.Public(err)
+				return apperr.Invalidf("secrets.dsn: %s", reason)
+			}
 		}
 	}
 	return nil

@@ -41,6 +41,12 @@ type Config struct {
 	// OutboundAllow lists networks the outbound SSRF guard lets through although
 	// they are private or loopback. Empty in production; tests name 127.0.0.0/8.
 	OutboundAllow []netip.Prefix
+	// DataSourceAllow lists networks a data source (a customer database) may
+	// be reached at although they are private or loopback, such as the
+	// subnet of the customers' databases. Apart from OutboundAllow, so that
+	// letting data sources reach a private database never opens http_calls
+	// to the services beside it. The platform database stays refused.
+	DataSourceAllow []netip.Prefix
 
 	LLMBaseURL string // OpenAI-compatible chat-completions endpoint; empty disables the summary pass
 	LLMAPIKey  string
@@ -100,6 +106,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		ShutdownTimeout:   r.duration("SHUTDOWN_TIMEOUT", 8*time.Second),
 		LogLevel:          r.level("LOG_LEVEL"),
 		OutboundAllow:     r.prefixes("OUTBOUND_ALLOW_CIDRS"),
+		DataSourceAllow:   r.prefixes("DATASOURCE_ALLOW_CIDRS"),
 	}
 	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))

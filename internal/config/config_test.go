@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,6 +35,19 @@ func TestLoadValidAPIConfig(t *testing.T) {
 	require.Equal(t, "k1", c.SessionKeys[0].ID)
 }
 
+func TestDataSourceAllowIsOffByDefaultAndApartFromOutbound(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Empty(t, c.DataSourceAllow, "data sources reach public addresses only unless configured")
+	e := validAPI()
+	e["DATASOURCE_ALLOW_CIDRS"] = "10.20.0.0/16, ::1/128"
+	c, err = config.Load(config.RoleAPI, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "[10.20.0.0/16 ::1/128]", fmt.Sprint(c.DataSourceAllow))
+	require.Empty(t, c.OutboundAllow, "allowing a database subnet does not open http_calls to it")
+}
+
 func TestBadValuesNameTheVariable(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -47,6 +61,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"duplicate kid", "SESSION_KEYS", "a:" + key32 + ",a:" + key32, "SESSION_KEYS"},
 		{"listen address", "API_ADDR", "8080", "API_ADDR"},
 		{"cidr", "OUTBOUND_ALLOW_CIDRS", "127.0.0.1/99", "OUTBOUND_ALLOW_CIDRS"},
+		{"data-source cidr", "DATASOURCE_ALLOW_CIDRS", "10.0.0.0/33", "DATASOURCE_ALLOW_CIDRS"},
 		{"duration", "LOOKUP_WAIT", "soon", "LOOKUP_WAIT"},
 		{"number", "WORKER_CONCURRENCY", "0", "WORKER_CONCURRENCY"},
 		{"public url", "PUBLIC_API_URL", "ftp://x", "PUBLIC_API_URL"},

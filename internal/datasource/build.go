@@ -48,10 +48,33 @@ var (
 
 // statement is built SQL and, for each bound argument, the column it belongs
 // to ("" for LIMIT and OFFSET), so a value the driver cannot encode is
-// reported against its column.
+// reported against its column. columns and filters let an error the database
+// reports be told in terms of the columns the binding declared, never the
+// database's own words.
 type statement struct {
 	sql     string
 	argCols []string
+	columns []string     // every column the SQL names, as declared
+	filters []filterSpan // where each of a request's filters sits in sql
+}
+
+// filterSpan is the text of one request filter's condition in a
+// statement, in characters (as the database counts an error's position,
+// from 1): [start, end).
+type filterSpan struct {
+	start, end int
+	column     string
+}
+
+// filterAt returns the request filter whose condition holds character
+// position pos (1-based), if any.
+func (st *statement) filterAt(pos int) (string, bool) {
+	for _, f := range st.filters {
+		if pos > f.start && pos <= f.end {
+			return f.column, true
+		}
+	}
+	return "", false
 }
 
 // stmtCache maps a request shape (see keyBuffer) to its built statement.
@@ -190,7 +213,11 @@ func (d *dialect) compileSelect(q SelectQuery, terms []term) (*statement, error)
 		} else {
 			w.WriteString(" AND ")
 		}
+		start := w.chars()
 		w.condition(t)
+		if !t.fixed {
+			w.filters = append(w.filters, filterSpan{start: start, end: w.chars(), column: t.column})
+		}
 	}
 	for i, o := range q.OrderBy {
 		if i == 0 {
@@ -401,6 +428,8 @@ type sqlWriter struct {
 	strings.Builder
 	d       *dialect
 	argCols []string
+	columns []string
+	filters []filterSpan
 	err     error
 }
 
@@ -408,8 +437,11 @@ func (w *sqlWriter) statement() (*statement, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	return &statement{sql: w.String(), argCols: w.argCols}, nil
+	return &statement{sql: w.String(), argCols: w.argCols, columns: w.columns, filters: w.filters}, nil
 }
+
+// chars is the length of the text so far in characters.
+func (w *sqlWriter) chars() int { return utf8.RuneCountInString(w.String()) }
 
 // placeholder writes the next parameter marker, for column col.
 func (w *sqlWriter) placeholder(col string) {
@@ -480,17 +512,25 @@ func comparison(op filterOp, d *dialect) string {
 func (w *sqlWriter) table(name string) {
 	schema, table, qualified := strings.Cut(name, ".")
 	if qualified {
-		w.ident(schema)
+		w.quoted(schema)
 		w.WriteByte('.')
-		w.ident(table)
+		w.quoted(table)
 		return
 	}
-	w.ident(name)
+	w.quoted(name)
 }
 
-// ident writes name as a quoted identifier. Quoting makes any name one
-// identifier: the quote character itself is doubled.
+// ident writes a column name as a quoted identifier.
 func (w *sqlWriter) ident(name string) {
+	if !slices.Contains(w.columns, name) {
+		w.columns = append(w.columns, name)
+	}
+	w.quoted(name)
+}
+
+// quoted writes name as a quoted identifier. Quoting makes any name one
+// identifier: the quote character itself is doubled.
+func (w *sqlWriter) quoted(name string) {
 	if err := checkIdent(name); err != nil {
 		if w.err == nil {
 			w.err = err

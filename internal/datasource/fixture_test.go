@@ -76,17 +76,20 @@ func integration(t testing.TB, kind, dsn string) models.Integration {
 		SecretsEnc: sealed, UpdatedAt: time.Now()}
 }
 
+// newRegistry returns a registry whose sources may reach the tests' Postgres
+// on loopback (never by default).
 func newRegistry(t testing.TB) *datasource.Registry {
 	t.Helper()
-	reg := datasource.NewRegistry(box(t), datasource.Options{})
+	reg := datasource.NewRegistry(box(t), datasource.Options{Allow: testkit.Loopback})
 	t.Cleanup(reg.Close)
 	return reg
 }
 
-// postgresFixture makes the inventory tables in a schema of the test's own.
+// postgresFixture makes the inventory tables in a schema of the test's own
+// in the data-source database.
 func postgresFixture(t *testing.T) fixture {
 	t.Helper()
-	url := testkit.SchemaURL(t)
+	url := testkit.DataSourceURL(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	require.NoError(t, err)
@@ -126,7 +129,7 @@ func sqliteFixture(t *testing.T) fixture {
 		exec(t, s)
 	}
 	reg := newRegistry(t)
-	reg.EnableSQLite()
+	require.NoError(t, reg.EnableSQLite(path))
 	src, err := reg.Source(context.Background(), integration(t, datasource.KindSQLite, path))
 	require.NoError(t, err)
 	return fixture{kind: datasource.KindSQLite, dsn: path, src: src, exec: exec,

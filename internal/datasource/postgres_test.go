@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/testkit"
 )
 
 func TestPostgresValuesAreJSONFriendly(t *testing.T) {
@@ -38,10 +40,17 @@ func TestPostgresValuesAreJSONFriendly(t *testing.T) {
 	require.Contains(t, string(got), "12345678901234567890.0123", "numeric keeps every digit")
 }
 
+// TestPostgresBadValuesAreInvalid: a value or a filter the column's type
+// refuses is the caller's fault (400), told in terms of the columns the
+// binding declared, never in the database's own words.
 func TestPostgresBadValuesAreInvalid(t *testing.T) {
 	t.Parallel()
 	f := postgresFixture(t)
+	f.exec(t, `CREATE TABLE typed (id integer PRIMARY KEY, ref uuid, at timestamptz, ok boolean, code varchar(3))`)
 	ctx := context.Background()
+	typed := func(filters map[string]any) datasource.SelectQuery {
+		return datasource.SelectQuery{Table: "typed", Columns: []string{"id"}, Filters: filters}
+	}
 	cases := []struct {
 		name    string
 		run     func() error
@@ -50,11 +59,11 @@ func TestPostgresBadValuesAreInvalid(t *testing.T) {
 		{"text into an integer column", func() error {
 			_, err := f.src.Write(ctx, insert(map[string]any{"id": float64(50), "name": "x", "qty": "many"}))
 			return err
-		}, `invalid input syntax for type integer: "many"`},
+		}, `value for column "qty" does not fit its type`},
 		{"fraction into an integer column", func() error {
 			_, err := f.src.Write(ctx, insert(map[string]any{"id": float64(51), "name": "y", "qty": 1.5}))
 			return err
-		}, `invalid input syntax for type integer: "1.5"`},
+		}, `value for column "qty" does not fit its type`},
 		{"object into a text column", func() error {
 			_, err := f.src.Write(ctx, insert(map[string]any{"id": float64(52), "name": map[string]any{"a": 1.0}}))
 			return err
@@ -62,43 +71,76 @@ func TestPostgresBadValuesAreInvalid(t *testing.T) {
 		{"numeric overflow", func() error {
 			_, err := f.src.Write(ctx, update(map[string]any{"id": float64(1), "price": 1e12}))
 			return err
-		}, "numeric field overflow"},
+		}, "a value is out of range for its column's type"},
+		{"string too long", func() error {
+			_, err := f.src.Write(ctx, datasource.WriteStmt{Table: "typed", Mode: binding.ModeInsert,
+				Values: map[string]any{"id": float64(1), "code": "toolong"}})
+			return err
+		}, "a value is too long for its column"},
 		{"text filter on an integer column", func() error {
 			_, err := f.src.Select(ctx, inventory(map[string]any{"qty": "lots"}))
 			return err
-		}, `invalid input syntax for type integer: "lots"`},
+		}, `value for column "qty" does not fit its type`},
+		{"abc filter on an integer key", func() error {
+			_, err := f.src.Select(ctx, typed(map[string]any{"id": "abc"}))
+			return err
+		}, `value for column "id" does not fit its type`},
+		{"x filter on a uuid column", func() error {
+			_, err := f.src.Select(ctx, typed(map[string]any{"ref": "x"}))
+			return err
+		}, `value for column "ref" does not fit its type`},
+		{"gt with a bad uuid", func() error {
+			_, err := f.src.Select(ctx, typed(decoded(t, `{"ref": {"op": "gt", "value": "x"}}`)))
+			return err
+		}, `value for column "ref" does not fit its type`},
+		{"bad timestamp beside a good filter", func() error {
+			_, err := f.src.Select(ctx, typed(map[string]any{"at": "yesterday-ish", "id": float64(1)}))
+			return err
+		}, `value for column "at" does not fit its type`},
 		{"text in an IN filter on an integer column", func() error {
 			_, err := f.src.Select(ctx, inventory(map[string]any{"id": []any{"1", "x"}}))
 			return err
-		}, `invalid input syntax for type integer`},
+		}, `value for column "id" does not fit its type`},
+		{"like on an integer column", func() error {
+			_, err := f.src.Select(ctx, typed(decoded(t, `{"id": {"op": "like", "value": "1%"}}`)))
+			return err
+		}, `filter "id": this comparison does not apply to the column's type`},
+		{"ilike on a uuid column beside a text filter", func() error {
+			_, err := f.src.Select(ctx, typed(decoded(t, `{"code": "abc", "ref": {"op": "ilike", "value": "7f%"}}`)))
+			return err
+		}, `filter "ref": this comparison does not apply to the column's type`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.run()
 			require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 			_, _, msg := apperr.Public(err)
-			require.Contains(t, msg, tc.message)
+			require.Equal(t, tc.message, msg)
+			for _, dbWords := range []string{"invalid input syntax", "operator does not exist", "SQLSTATE", "integer", "uuid", "~~"} {
+				require.NotContains(t, msg, dbWords)
+			}
 		})
 	}
 }
 
-func TestPostgresUnreachableIsBadGateway(t *testing.T) {
+// TestPostgresMismatchKeepsTheDatabasesWords: a binding that does not match
+// the database is the data source's fault (502) and the bundle learns no
+// table, column or SQLSTATE of it; the operator's log does.
+func TestPostgresMismatchKeepsTheDatabasesWords(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t)
-	src, err := reg.Source(context.Background(), integration(t, datasource.KindPostgres,
-		"postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2"))
-	require.NoError(t, err, "a pool opens without dialing")
-	_, err = src.Select(context.Background(), inventory(nil))
+	f := postgresFixture(t)
+	_, err := f.src.Select(context.Background(), datasource.SelectQuery{Table: "secret_table", Columns: []string{"id"}})
 	require.Equal(t, apperr.BadGateway, apperr.CodeOf(err), "%v", err)
 	_, _, msg := apperr.Public(err)
-	require.NotContains(t, msg, "secret", "the DSN's password never reaches a reply")
+	require.Equal(t, "the data source rejected the query: the binding does not match the database", msg)
+	require.Contains(t, err.Error(), "42P01", "the cause keeps the SQLSTATE")
 }
 
 func TestPostgresQueryTimeout(t *testing.T) {
 	t.Parallel()
 	f := postgresFixture(t)
 	f.exec(t, `CREATE VIEW slow AS SELECT 1 AS id, pg_sleep(5)::text AS nap`)
-	reg := datasource.NewRegistry(box(t), datasource.Options{QueryTimeout: 300 * time.Millisecond})
+	reg := datasource.NewRegistry(box(t), datasource.Options{QueryTimeout: 300 * time.Millisecond, Allow: testkit.Loopback})
 	t.Cleanup(reg.Close)
 	src, err := reg.Source(context.Background(), integration(t, datasource.KindPostgres, f.dsn))
 	require.NoError(t, err)

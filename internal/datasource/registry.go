@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,10 +25,17 @@ const ConnectTimeout = 5 * time.Second
 // pool_max_conns.
 const DefaultMaxConns = 16
 
-// Options tune the sources a Registry opens. Zero values take the defaults.
+// Options tune the sources a Registry opens. Zero values take the defaults,
+// and the zero Allow lets a data source reach public addresses only.
 type Options struct {
 	MaxConns     int32         // per Postgres source; DefaultMaxConns
 	QueryTimeout time.Duration // per statement; QueryTimeout
+	// Allow lists networks a data source may reach although they are
+	// private, loopback or otherwise special (DATASOURCE_ALLOW_CIDRS).
+	Allow []netip.Prefix
+	// Platform is the platform database, which no data source may be, even
+	// inside Allow (IdentifyPlatform).
+	Platform Platform
 }
 
 // Secrets is the sealed secrets document of a data-source integration.
@@ -40,9 +53,11 @@ type Registry struct {
 
 	mu      sync.RWMutex
 	entries map[string]*entry // by integration id
-	sqlite  bool
-	closed  bool
-	closing sync.WaitGroup
+	// sqliteFiles are the absolute paths of the SQLite files the dev seed
+	// made, the only ones a sqlite integration may open; none outside dev.
+	sqliteFiles []string
+	closed      bool
+	closing     sync.WaitGroup
 }
 
 // entry is the open source of one integration.
@@ -71,14 +86,35 @@ func NewRegistry(box *crypt.Box, o Options) *Registry {
 	return &Registry{box: box, opts: o, entries: make(map[string]*entry)}
 }
 
-// EnableSQLite lets the registry serve integrations of kind sqlite, whose
-// DSN is a file path on this host. Only the dev mode does this: in a shared
-// deployment a tenant's admin could otherwise read any SQLite file the
+// EnableSQLite lets the registry serve integrations of kind sqlite whose
+// DSN is one of files (paths on this host). Only the dev mode's seed does
+// this, for the demo data source it created: any other path (the dev
+// platform's own database above all) stays refused, as every SQLite path
+// does outside dev, since a tenant's admin could otherwise read any file the
 // process can.
-func (r *Registry) EnableSQLite() {
+func (r *Registry) EnableSQLite(files ...string) error {
+	abs := make([]string, 0, len(files))
+	for _, f := range files {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return fmt.Errorf("datasource: enable sqlite file %s: %w", f, err)
+		}
+		abs = append(abs, a)
+	}
 	r.mu.Lock()
-	r.sqlite = true
+	r.sqliteFiles = append(r.sqliteFiles, abs...)
 	r.mu.Unlock()
+	return nil
+}
+
+// sqliteAllowed reports whether dsn names one of the enabled SQLite files,
+// as a plain path (no file: URI, no query).
+func (r *Registry) sqliteAllowed(dsn string) bool {
+	if strings.ContainsAny(dsn, "?#") || strings.HasPrefix(dsn, "file:") {
+		return false
+	}
+	abs, err := filepath.Abs(dsn)
+	return err == nil && slices.Contains(r.sqliteFiles, abs)
 }
 
 // Source returns the data source of integ, opening it on first use. The
@@ -137,15 +173,25 @@ func (r *Registry) open(integ models.Integration) (Source, error) {
 	var err error
 	switch integ.Kind {
 	case KindPostgres:
-		src, err = openPostgres(secrets.DSN, r.opts)
+		src, err = openPostgres(secrets.DSN, r.opts, guard{allow: r.opts.Allow, platform: r.opts.Platform})
 	case KindSQLite:
-		if !r.sqlite {
+		switch {
+		case len(r.sqliteFiles) == 0:
 			return nil, apperr.NotImplementedf("integration %q: SQLite data sources are served only by appruntime dev", integ.Name)
+		case !r.sqliteAllowed(secrets.DSN):
+			return nil, apperr.Forbiddenf("integration %q: a SQLite data source may only be the dev demo's own file", integ.Name)
 		}
 		src, err = openSQLite(secrets.DSN, r.opts)
 	}
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.BadGateway, "integration %q: %v", integ.Name, err)
+		// The integration's settings break a rule (or its file is gone): no
+		// request can fix that, the admin must (400 when they save it).
+		reason := err.Error()
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			reason = ae.Message
+		}
+		return nil, apperr.Wrap(err, apperr.BadGateway, "integration %q: %s", integ.Name, reason)
 	}
 	r.entries[integ.ID] = &entry{kind: integ.Kind, sealed: bytes.Clone(integ.SecretsEnc), dsnHash: hash, updated: integ.UpdatedAt, src: src}
 	if ok {

@@ -2,6 +2,7 @@ package datasource_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // row that says label.
 func labelledSchema(t *testing.T, label string) string {
 	t.Helper()
-	url := testkit.SchemaURL(t)
+	url := testkit.DataSourceURL(t)
 	conn, err := pgx.Connect(context.Background(), url)
 	require.NoError(t, err)
 	defer conn.Close(context.Background())
@@ -137,7 +138,7 @@ func TestRegistryRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := newRegistry(t)
 			if tc.sqlite {
-				reg.EnableSQLite()
+				require.NoError(t, reg.EnableSQLite(missing))
 			}
 			_, err := reg.Source(context.Background(), tc.integ())
 			require.Equal(t, tc.code, apperr.CodeOf(err), "%v", err)
@@ -154,4 +155,30 @@ func TestRegistryClose(t *testing.T) {
 	reg.Close()
 	_, err := reg.Source(context.Background(), integration(t, datasource.KindPostgres, testkit.DatabaseURL()))
 	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err))
+}
+
+// TestSQLiteOnlyTheSeededFile: even in dev, a sqlite integration opens only
+// the file the seed enabled, never the dev platform's own database or any
+// other file the process can read.
+func TestSQLiteOnlyTheSeededFile(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t) // a registry that enabled f.dsn, as the seed does
+	platformDB := filepath.Join(filepath.Dir(f.dsn), "dev.db")
+	require.NoError(t, os.WriteFile(platformDB, nil, 0o600))
+
+	reg := newRegistry(t)
+	require.NoError(t, reg.EnableSQLite(f.dsn))
+	src, err := reg.Source(context.Background(), integration(t, datasource.KindSQLite, f.dsn))
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2, 3, 4, 5}, ids(t, src, inventory(nil)))
+
+	for _, dsn := range []string{platformDB, "/etc/passwd", "file:" + f.dsn, f.dsn + "?mode=rw", filepath.Dir(f.dsn) + "/./../" +
+		filepath.Base(filepath.Dir(f.dsn)) + "/dev.db"} {
+		_, err := reg.Source(context.Background(), integration(t, datasource.KindSQLite, dsn))
+		require.Equal(t, apperr.Forbidden, apperr.CodeOf(err), "%s: %v", dsn, err)
+		_, _, msg := apperr.Public(err)
+		require.Contains(t, msg, "a SQLite data source may only be the dev demo's own file")
+	}
+	_, err = newRegistry(t).Source(context.Background(), integration(t, datasource.KindSQLite, f.dsn))
+	require.Equal(t, apperr.NotImplemented, apperr.CodeOf(err), "outside dev no SQLite file opens: %v", err)
 }

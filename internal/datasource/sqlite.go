@@ -69,7 +69,7 @@ func (s *sqliteSource) Select(ctx context.Context, q SelectQuery) (Page, error) 
 	defer cancel()
 	rows, err := s.db.QueryContext(ctx, st.sql, args...)
 	if err != nil {
-		return Page{}, sqliteError(err, s.timeout)
+		return Page{}, sqliteError(err, st, s.timeout)
 	}
 	defer rows.Close()
 	page := Page{Columns: q.Columns, Rows: make([][]any, 0, min(limit, 64))}
@@ -84,7 +84,7 @@ func (s *sqliteSource) Select(ctx context.Context, q SelectQuery) (Page, error) 
 			dest[i] = &values[i]
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return Page{}, sqliteError(err, s.timeout)
+			return Page{}, sqliteError(err, st, s.timeout)
 		}
 		for i, v := range values {
 			values[i] = jsonValue(v)
@@ -92,10 +92,10 @@ func (s *sqliteSource) Select(ctx context.Context, q SelectQuery) (Page, error) 
 		page.Rows = append(page.Rows, values)
 	}
 	if err := rows.Close(); err != nil {
-		return Page{}, sqliteError(err, s.timeout)
+		return Page{}, sqliteError(err, st, s.timeout)
 	}
 	if err := rows.Err(); err != nil {
-		return Page{}, sqliteError(err, s.timeout)
+		return Page{}, sqliteError(err, st, s.timeout)
 	}
 	return page, nil
 }
@@ -110,7 +110,7 @@ func (s *sqliteSource) Write(ctx context.Context, w WriteStmt) (int64, error) {
 func (s *sqliteSource) Begin(ctx context.Context) (Tx, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, sqliteError(err, s.timeout)
+		return nil, sqliteError(err, nil, s.timeout)
 	}
 	return &sqliteTx{tx: tx, timeout: s.timeout}, nil
 }
@@ -128,11 +128,11 @@ func sqliteWrite(ctx context.Context, db sqlExecer, w WriteStmt, timeout time.Du
 	defer cancel()
 	res, err := db.ExecContext(ctx, st.sql, args...)
 	if err != nil {
-		return 0, sqliteError(err, timeout)
+		return 0, sqliteError(err, st, timeout)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, sqliteError(err, timeout)
+		return 0, sqliteError(err, st, timeout)
 	}
 	return n, nil
 }
@@ -148,7 +148,7 @@ func (t *sqliteTx) Write(ctx context.Context, w WriteStmt) (int64, error) {
 
 func (t *sqliteTx) Commit(context.Context) error {
 	if err := t.tx.Commit(); err != nil {
-		return sqliteError(err, t.timeout)
+		return sqliteError(err, nil, t.timeout)
 	}
 	return nil
 }
@@ -158,20 +158,32 @@ func (t *sqliteTx) Rollback(context.Context) error {
 	if err == nil || errors.Is(err, sql.ErrTxDone) {
 		return nil
 	}
-	return sqliteError(err, t.timeout)
+	return sqliteError(err, nil, t.timeout)
 }
 
-// sqliteError sorts a SQLite error the way postgresError sorts Postgres's.
-func sqliteError(err error, timeout time.Duration) error {
+// SQLite extended result codes of the constraints a row can break.
+const (
+	sqliteConstraintCheck      = 275
+	sqliteConstraintForeignKey = 787
+	sqliteConstraintNotNull    = 1299
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+)
+
+// sqliteError sorts a SQLite error the way postgresError sorts Postgres's;
+// st is the statement that failed (nil when none ran).
+func sqliteError(err error, st *statement, timeout time.Duration) error {
 	var sqlErr *sqlite.Error
 	if errors.As(err, &sqlErr) {
 		switch sqlErr.Code() & 0xff {
-		case sqliteConstraint, sqliteMismatch:
-			return apperr.Wrap(err, apperr.Invalid, "data source refused the value: %s", sqlErr.Error())
+		case sqliteConstraint:
+			return sqliteConstraintError(err, sqlErr, st)
+		case sqliteMismatch:
+			return invalidValue(err, "", "does not fit its column's type")
 		case sqliteBusy, sqliteLocked:
 			return apperr.Wrap(err, apperr.Unavailable, "data source is busy; retry")
 		}
-		return apperr.Wrap(err, apperr.BadGateway, "data source rejected the query: %s", sqlErr.Error())
+		return apperr.Wrap(err, apperr.BadGateway, msgMismatch)
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -180,4 +192,37 @@ func sqliteError(err error, timeout time.Duration) error {
 		return apperr.Wrap(err, apperr.Unavailable, "data source connection was replaced; retry")
 	}
 	return fmt.Errorf("datasource: %w", err)
+}
+
+// sqliteConstraintError is constraintError for SQLite, whose message lists
+// the columns of a NOT NULL or UNIQUE constraint as table.column.
+func sqliteConstraintError(err error, sqlErr *sqlite.Error, st *statement) error {
+	var cols []string
+	if _, list, ok := strings.Cut(sqlErr.Error(), " constraint failed: "); ok {
+		list, _, _ = strings.Cut(list, " (")
+		for _, c := range strings.Split(list, ", ") {
+			_, col, qualified := strings.Cut(c, ".")
+			if !qualified {
+				col = c
+			}
+			cols = append(cols, col)
+		}
+	}
+	switch sqlErr.Code() {
+	case sqliteConstraintNotNull:
+		if len(cols) == 1 && declared(st, cols...) {
+			return apperr.Wrap(err, apperr.Invalid, "column %q must not be null", cols[0])
+		}
+		return apperr.Wrap(err, apperr.Invalid, "the table needs a value for a column this op does not write")
+	case sqliteConstraintUnique, sqliteConstraintPrimaryKey:
+		if declared(st, cols...) {
+			return apperr.Wrap(err, apperr.Invalid, "a row with the same %s already exists", quoteList(cols))
+		}
+		return apperr.Wrap(err, apperr.Invalid, "the row conflicts with an existing row")
+	case sqliteConstraintForeignKey:
+		return apperr.Wrap(err, apperr.Invalid, msgForeignKey)
+	case sqliteConstraintCheck:
+		return apperr.Wrap(err, apperr.Invalid, msgCheck)
+	}
+	return apperr.Wrap(err, apperr.Invalid, msgRefusedRow)
 }

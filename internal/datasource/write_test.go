@@ -112,10 +112,14 @@ func TestWriteRefusals(t *testing.T) {
 			{"upsert without its key", upsert(map[string]any{"name": "x"}), `key column "id" is required`},
 			{"null key", update(map[string]any{"id": nil, "qty": float64(1)}), `key column "id" must not be null`},
 			{"update of only the key", update(map[string]any{"id": float64(1)}), "nothing to update"},
-			{"unique violation", insert(map[string]any{"id": float64(30), "name": "apple"}), "data source refused the value"},
-			{"not-null violation", insert(map[string]any{"id": float64(31), "name": nil}), "data source refused the value"},
-			{"check violation", update(map[string]any{"id": float64(1), "qty": float64(-1)}), "data source refused the value"},
-			{"duplicate primary key", insert(map[string]any{"id": float64(1), "name": "other"}), "data source refused the value"},
+			// The database's own words (constraint and table names, its
+			// phrasing) never reach the bundle; declared columns may.
+			{"unique violation", insert(map[string]any{"id": float64(30), "name": "apple"}), `a row with the same "name" already exists`},
+			{"not-null violation", insert(map[string]any{"id": float64(31), "name": nil}), `column "name" must not be null`},
+			{"not-null column the op does not write", datasource.WriteStmt{Table: "inventory_notes", Mode: binding.ModeInsert,
+				Values: map[string]any{"item_id": float64(1)}}, "the table needs a value for a column this op does not write"},
+			{"check violation", update(map[string]any{"id": float64(1), "qty": float64(-1)}), "a value breaks a check of the table"},
+			{"duplicate primary key", insert(map[string]any{"id": float64(1), "name": "other"}), `a row with the same "id" already exists`},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +127,9 @@ func TestWriteRefusals(t *testing.T) {
 				require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 				_, _, msg := apperr.Public(err)
 				require.Contains(t, msg, tc.message)
+				for _, dbWords := range []string{"constraint", "violates", "qty_not_negative", "body", "SQLSTATE"} {
+					require.NotContains(t, msg, dbWords)
+				}
 			})
 		}
 		require.Equal(t, 5, f.count(t, "inventory", "1 = 1"), "no refused write changed a row")

@@ -74,12 +74,16 @@ const Actor = "system"
 // services the admin and agent APIs use, so the demo binding has its
 // versions, the bundle its stored bytes, every change its audit entry, and
 // the demo step is a real artifact parked on its await. dataSourcePath is
-// the SQLite file of the demo data source; p must admit sqlite integrations
-// and data sources (the dev mode's platform does). A second run finds
+// the SQLite file of the demo data source, which the seed creates and then
+// lets p's data sources open (that file only); p must admit sqlite
+// integrations (the dev mode's platform does). A second run finds
 // everything and makes nothing, except a new bundle version when the
 // embedded bundle changed.
 func Seed(ctx context.Context, p *platform.Platform, s Secrets, dataSourcePath string) (Info, error) {
 	if err := seedDataSource(ctx, dataSourcePath); err != nil {
+		return Info{}, err
+	}
+	if err := p.DataSources.EnableSQLite(dataSourcePath); err != nil {
 		return Info{}, err
 	}
 	d := seeder{p: p, db: p.Store.DB.WithContext(ctx), secrets: s, dataSourcePath: dataSourcePath}

@@ -28,8 +28,9 @@ var seededTables = []string{
 	"blobs", "configured_tools", "tasks", "steps", "task_awaits", "feed_events", "outbox", "audit_log",
 }
 
-// newPlatform builds a platform on st as the dev mode does: sqlite data
-// sources and integrations admitted whatever the platform database is.
+// newPlatform builds a platform on st as the dev mode does: sqlite
+// integrations admitted whatever the platform database is (the seed admits
+// its own file as a data source).
 func newPlatform(t *testing.T, st *store.Store) *platform.Platform {
 	t.Helper()
 	rd := testkit.Redis(t)
@@ -39,7 +40,6 @@ func newPlatform(t *testing.T, st *store.Store) *platform.Platform {
 	})
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
-	p.DataSources.EnableSQLite()
 	p.Admin.EnableSQLiteIntegrations()
 	return p
 }

@@ -81,7 +81,7 @@ func setUp(t *testing.T, s *stack, hook *receiver) *story {
 	st.agentToken = s.must(t, 201, "POST", "/api/admin/tokens", admin, map[string]any{
 		"scope": "agent", "name": "agent platform", "agent_id": st.agentID})["token"].(string)
 
-	st.dataSource = testkit.Schema(t)
+	st.dataSource = testkit.DataSource(t)
 	for _, q := range []string{
 		`CREATE TABLE invoices (id integer PRIMARY KEY, vendor text NOT NULL, amount numeric(12,2) NOT NULL, status text NOT NULL)`,
 		`CREATE TABLE decisions (id serial PRIMARY KEY, task_id text NOT NULL, decision text NOT NULL, note text)`,

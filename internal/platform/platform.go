@@ -135,7 +135,9 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
-	p.buildDataAndLimits()
+	if err := p.buildDataAndLimits(ctx); err != nil {
+		return nil, err
+	}
 	feed := runtime.NewFeed(o.Store.DB)
 	p.onClose(feed.Close)
 	p.Runtime = &runtime.Service{
@@ -148,18 +150,20 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 }
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime
-// verbs apply. SQLite data sources are served where the platform itself runs
-// on SQLite (the dev mode), the same rule the admin API applies to creating them.
-func (p *Platform) buildDataAndLimits() {
+// verbs apply. Data sources reach public addresses and DataSourceAllow, never
+// the platform database; SQLite ones only the files the dev seed enables.
+func (p *Platform) buildDataAndLimits(ctx context.Context) error {
 	o := p.Options
-	p.DataSources = datasource.NewRegistry(p.Secrets, datasource.Options{})
-	if o.Store.Dialect == config.SQLite {
-		p.DataSources.EnableSQLite()
+	platformDB, err := datasource.IdentifyPlatform(ctx, o.Store, o.Config.DatabaseURL)
+	if err != nil {
+		return err
 	}
+	p.DataSources = datasource.NewRegistry(p.Secrets, datasource.Options{Allow: o.Config.DataSourceAllow, Platform: platformDB})
 	p.onClose(p.DataSources.Close)
 	p.Limiter = limit.NewLimiter(o.Redis, o.KeyPrefix)
 	p.ExtractionSlots = limit.NewSemaphore(o.Redis, o.KeyPrefix, "extract", limit.ExtractionSlotsPerSurface, limit.ExtractionHold)
 	p.Bulkhead = limit.NewBulkhead(o.Config.LookupConcurrency, o.Config.LookupWait)
+	return nil
 }
 
 // buildAdmin builds storage, bundles, the admin services and the agent task API.

@@ -19,8 +19,12 @@ var TestKey = []byte("appruntime-test-key-0123456789ab")
 // TestKeyBase64 is TestKey as the environment carries it.
 var TestKeyBase64 = base64.StdEncoding.EncodeToString(TestKey)
 
+// Loopback is the networks tests let data sources reach (their Postgres).
+var Loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
 // Config returns a configuration for tests: every key set, loopback allowed
-// outbound, listen addresses on free loopback ports chosen by the caller.
+// outbound and to data sources, listen addresses on free loopback ports
+// chosen by the caller.
 func Config(databaseURL, redisURL string) *config.Config {
 	return &config.Config{
 		DatabaseURL:       databaseURL,
@@ -39,6 +43,7 @@ func Config(databaseURL, redisURL string) *config.Config {
 		LookupWait:        250_000_000,
 		ShutdownTimeout:   5_000_000_000,
 		OutboundAllow:     []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		DataSourceAllow:   Loopback,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,15 +110,99 @@ func SchemaURL(t testing.TB) string {
 	return urlWithSchema(DatabaseURL(), schemaOf(st))
 }
 
-// URLOf returns the DATABASE_URL of a store made by Schema, so that another
-// pool (a data source, a child process) can open the same schema.
-func URLOf(st *store.Store) string { return urlWithSchema(DatabaseURL(), schemaOf(st)) }
+// URLOf returns the URL of a store made by Schema or DataSource, so that
+// another pool (a data source, a child process) can open the same schema.
+func URLOf(st *store.Store) string {
+	v, _ := schemaNames.Load(st)
+	return v.(schemaInfo).url
+}
 
-var schemaNames sync.Map // *store.Store → schema name
+// schemaInfo is where a store made here lives.
+type schemaInfo struct {
+	name string // the schema
+	url  string // its URL (search_path set)
+}
+
+var schemaNames sync.Map // *store.Store → schemaInfo
 
 func schemaOf(st *store.Store) string {
 	v, _ := schemaNames.Load(st)
-	return v.(string)
+	return v.(schemaInfo).name
+}
+
+// DataSourceDatabaseSuffix names the tests' data-source database: the
+// database of TEST_DATABASE_URL with this suffix, on the same server. A
+// data source is never the platform database (the registry refuses it,
+// whatever the schema), so the customer tables of tests live there.
+const DataSourceDatabaseSuffix = "_datasource"
+
+var (
+	dataSourceOnce  sync.Once
+	dataSourceAdmin *store.Store
+	dataSourceErr   error
+)
+
+// DataSourceDatabaseURL returns the URL of the tests' data-source database.
+func DataSourceDatabaseURL() string {
+	u, err := url.Parse(DatabaseURL())
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + strings.TrimPrefix(u.Path, "/") + DataSourceDatabaseSuffix
+	return u.String()
+}
+
+// DataSource returns a Store on an empty schema of the test's own in the
+// data-source database (created on first use), dropped at cleanup. Its
+// pool is real; URLOf gives the DSN an integration uses to reach it.
+func DataSource(t testing.TB) *store.Store {
+	t.Helper()
+	needServer(t, "Postgres")
+	dataSourceOnce.Do(func() { dataSourceAdmin, dataSourceErr = openDataSourceDatabase(admin(t)) })
+	if dataSourceErr != nil {
+		t.Fatalf("testkit: data-source database: %v", dataSourceErr)
+	}
+	name := fmt.Sprintf("tk_%d_%s", time.Now().Unix(), randomHex(4))
+	if err := dataSourceAdmin.DB.Exec("CREATE SCHEMA " + name).Error; err != nil {
+		t.Fatalf("testkit: create schema: %v", err)
+	}
+	dsn := urlWithSchema(DataSourceDatabaseURL(), name)
+	st, err := store.Open(context.Background(), dsn, store.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	schemaNames.Store(st, schemaInfo{name: name, url: dsn})
+	t.Cleanup(func() {
+		_ = st.Close()
+		dataSourceAdmin.DB.Exec("DROP SCHEMA IF EXISTS " + name + " CASCADE")
+	})
+	return st
+}
+
+// DataSourceURL returns the DSN of a fresh DataSource schema.
+func DataSourceURL(t testing.TB) string { return URLOf(DataSource(t)) }
+
+// openDataSourceDatabase creates the data-source database unless it exists
+// (test binaries race to do so: losing the race is fine) and opens it.
+func openDataSourceDatabase(admin *store.Store) (*store.Store, error) {
+	u, _ := url.Parse(DataSourceDatabaseURL())
+	name := strings.TrimPrefix(u.Path, "/")
+	var n int64
+	if err := admin.DB.Raw("SELECT count(*) FROM pg_database WHERE datname = ?", name).Scan(&n).Error; err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		err := admin.DB.Exec(`CREATE DATABASE "` + name + `"`).Error
+		if err != nil && !strings.Contains(err.Error(), "42P04") && !strings.Contains(err.Error(), "23505") {
+			return nil, fmt.Errorf("create database %s: %w", name, err)
+		}
+	}
+	st, err := store.Open(context.Background(), DataSourceDatabaseURL(), store.Options{MaxOpenConns: 4})
+	if err != nil {
+		return nil, err
+	}
+	sweepSchemas(st.DB)
+	return st, nil
 }
 
 // newSchemaStore creates schema tk_<unix>_<random>, migrates it, and opens a
@@ -134,7 +219,7 @@ func newSchemaStore(admin *store.Store, conns int) (*store.Store, error) {
 	if _, err := st.Migrate(context.Background()); err != nil {
 		return nil, fmt.Errorf("migrate schema %s: %w", name, err)
 	}
-	schemaNames.Store(st, name)
+	schemaNames.Store(st, schemaInfo{name: name, url: urlWithSchema(DatabaseURL(), name)})
 	return st, nil
 }
 

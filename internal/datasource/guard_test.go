@@ -1,0 +1,307 @@
+package datasource_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+// withHost returns dsn with its host:port replaced.
+func withHost(t *testing.T, dsn, hostPort string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.Host = hostPort
+	return u.String()
+}
+
+// withDatabase returns dsn naming database db.
+func withDatabase(t *testing.T, dsn, db string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.Path = "/" + db
+	return u.String()
+}
+
+// selectVia opens dsn through a registry with o and runs one select; it
+// returns the select's error.
+func selectVia(t *testing.T, o datasource.Options, dsn string) error {
+	t.Helper()
+	reg := datasource.NewRegistry(box(t), o)
+	t.Cleanup(reg.Close)
+	src, err := reg.Source(context.Background(), integration(t, datasource.KindPostgres, dsn))
+	if err != nil {
+		return err
+	}
+	_, err = src.Select(context.Background(), datasource.SelectQuery{Table: "pg_catalog.pg_class", Columns: []string{"relname"}, Limit: 1})
+	return err
+}
+
+func TestPostgresDSNRules(t *testing.T) {
+	t.Parallel()
+	ok := []string{
+		"postgres://reader:s3cret@db.example.com:5433/invoices?sslmode=verify-full&search_path=sales",
+		"postgresql://reader@10.1.2.3/invoices",
+		"postgres://reader@[2001:db8::1]:5432/invoices?connect_timeout=3&application_name=x&pool_max_conns=4",
+	}
+	for _, dsn := range ok {
+		require.NoError(t, datasource.CheckPostgresDSN(dsn), dsn)
+	}
+	cases := []struct{ dsn, message string }{
+		{"host=db.example.com dbname=invoices user=reader", "must be a URL"},
+		{"postgres://reader@/invoices?host=/var/run/postgresql", "must name a host (unix sockets are not allowed)"},
+		{"postgres://reader@db.example.com/invoices?host=/tmp", `DSN parameter "host" is not allowed`},
+		{"postgres://reader@%2Fvar%2Frun%2Fpostgresql/invoices", "not a valid Postgres connection string"},
+		{"postgres://reader@db.example.com/invoices?hostaddr=127.0.0.1", `DSN parameter "hostaddr" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?port=5433", `DSN parameter "port" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?dbname=appruntime", `DSN parameter "dbname" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?user=postgres", `DSN parameter "user" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?password=x", `DSN parameter "password" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?passfile=/etc/shadow", `DSN parameter "passfile" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?service=prod", `DSN parameter "service" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?servicefile=/etc/passwd", `DSN parameter "servicefile" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?sslkey=/root/.ssh/id_rsa", `DSN parameter "sslkey" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?sslcert=/etc/x.crt", `DSN parameter "sslcert" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?sslrootcert=/etc/x.crt", `DSN parameter "sslrootcert" is not allowed`},
+		{"postgres://reader@db.example.com/invoices?options=-c%20role%3Dx", `DSN parameter "options" is not allowed`},
+		{"postgres://reader@a.example.com,b.example.com/invoices", "one host, not a list"},
+		{"postgres://reader@db_example!/invoices", "must be a DNS name or an IP address"},
+		{"postgres://reader@[fe80::1%25eth0]/invoices", "must not carry an IPv6 zone"},
+		{"postgres://db.example.com/invoices", "must name a user"},
+		{"postgres://reader:hunter2@db.example.com", "must name one database"},
+		{"postgres://reader@db.example.com:0/invoices", "port must be a number from 1 to 65535"},
+		{"postgres://reader@db.example.com/invoices?sslmode=maybe", "sslmode must be one of"},
+		{"postgres://reader@db.example.com/invoices?sslmode=require&sslmode=disable", `"sslmode" is given more than once`},
+		{"postgres://reader:hunter2@[::1:5432/db", "not a valid Postgres connection string"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dsn, func(t *testing.T) {
+			t.Parallel()
+			err := datasource.CheckPostgresDSN(tc.dsn)
+			require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+			_, _, msg := apperr.Public(err)
+			require.Contains(t, msg, tc.message)
+			require.NotContains(t, msg, "hunter2")
+		})
+	}
+}
+
+// TestDataSourceAddressesAreGuarded: with no allow-list (the default) a data
+// source reaches no loopback, link-local (cloud metadata), private or unix
+// socket address; allowing loopback lets the tests' data-source database
+// through and nothing else.
+func TestDataSourceAddressesAreGuarded(t *testing.T) {
+	t.Parallel()
+	good := testkit.DataSourceURL(t)
+	_, port, err := net.SplitHostPort(mustURL(t, good).Host)
+	require.NoError(t, err)
+
+	blocked := map[string]string{
+		"127.0.0.1":       withHost(t, good, "127.0.0.1:"+port),
+		"localhost":       withHost(t, good, "localhost:"+port),
+		"[::1]":           withHost(t, good, "[::1]:"+port),
+		"169.254.169.254": withHost(t, good, "169.254.169.254:5432"),
+		"10.0.0.1":        withHost(t, good, "10.0.0.1:5432"),
+		"0.0.0.0":         withHost(t, good, "0.0.0.0:"+port),
+	}
+	for name, dsn := range blocked {
+		t.Run("off/"+name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			err := selectVia(t, datasource.Options{}, dsn)
+			require.Equal(t, apperr.BadGateway, apperr.CodeOf(err), "%v", err)
+			require.True(t, gateway.IsBlocked(err), "refused by the guard before any connection: %v", err)
+			require.Less(t, time.Since(start), 2*time.Second, "refused at once, not timed out")
+		})
+	}
+	t.Run("unix socket", func(t *testing.T) {
+		t.Parallel()
+		for _, o := range []datasource.Options{{}, {Allow: testkit.Loopback}} {
+			err := selectVia(t, o, "postgres://postgres@/test?host=/var/run/postgresql")
+			require.Equal(t, apperr.BadGateway, apperr.CodeOf(err), "%v", err)
+			_, _, msg := apperr.Public(err)
+			require.Contains(t, msg, "unix sockets are not allowed")
+		}
+	})
+
+	on := datasource.Options{Allow: testkit.Loopback}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port} {
+		t.Run("on/"+host, func(t *testing.T) {
+			t.Parallel()
+			require.NoError(t, selectVia(t, on, withHost(t, good, host)))
+		})
+	}
+	t.Run("on/metadata stays blocked", func(t *testing.T) {
+		t.Parallel()
+		err := selectVia(t, on, withHost(t, good, "169.254.169.254:5432"))
+		require.True(t, gateway.IsBlocked(err), "%v", err)
+	})
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u
+}
+
+// platformIdentity identifies the tests' platform database as a platform
+// process does at start.
+func platformIdentity(t *testing.T) datasource.Platform {
+	t.Helper()
+	p, err := datasource.IdentifyPlatform(context.Background(), testkit.Tx(t), testkit.DatabaseURL())
+	require.NoError(t, err)
+	require.NotEmpty(t, p.Database)
+	require.NotEmpty(t, p.SystemID, "the tests' role may read the system identifier")
+	require.NotEmpty(t, p.Endpoints)
+	return p
+}
+
+// TestPlatformDatabaseIsNeverADataSource: whatever address, alias or
+// schema a DSN uses, the platform's own database is refused even where its
+// address is allowed; another database on the same server is not.
+func TestPlatformDatabaseIsNeverADataSource(t *testing.T) {
+	t.Parallel()
+	platform := platformIdentity(t)
+	platformURL := testkit.DatabaseURL()
+	_, port, err := net.SplitHostPort(mustURL(t, platformURL).Host)
+	require.NoError(t, err)
+	full := datasource.Options{Allow: testkit.Loopback, Platform: platform}
+
+	refused := []struct {
+		name string
+		o    datasource.Options
+		dsn  string
+	}{
+		{"DATABASE_URL itself", full, platformURL},
+		{"localhost alias", full, withHost(t, platformURL, "localhost:"+port)},
+		{"IPv6 loopback alias", full, withHost(t, platformURL, "[::1]:"+port)},
+		{"another schema", full, platformURL + "&search_path=pg_catalog"},
+		{"address unknown: the server's identity decides", datasource.Options{Allow: testkit.Loopback,
+			Platform: datasource.Platform{Database: platform.Database, SystemID: platform.SystemID}}, platformURL},
+		{"identity unknown: the name decides", datasource.Options{Allow: testkit.Loopback,
+			Platform: datasource.Platform{Database: platform.Database}}, platformURL},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := selectVia(t, tc.o, tc.dsn)
+			require.True(t, errors.Is(err, datasource.ErrPlatformDatabase), "%v", err)
+			require.Equal(t, apperr.BadGateway, apperr.CodeOf(err))
+			_, _, msg := apperr.Public(err)
+			require.Equal(t, connectFailedMessage(t), msg, "the refusal looks like any failed connection")
+		})
+	}
+
+	t.Run("another database on the same server", func(t *testing.T) {
+		t.Parallel()
+		require.NoError(t, selectVia(t, full, testkit.DataSourceURL(t)))
+	})
+	t.Run("a database of the same name on another server", func(t *testing.T) {
+		t.Parallel()
+		other := datasource.Platform{Database: platform.Database, SystemID: "1"}
+		require.NoError(t, selectVia(t, datasource.Options{Allow: testkit.Loopback, Platform: other}, platformURL))
+	})
+}
+
+// connectFailedMessage is what every failed connection answers.
+func connectFailedMessage(t *testing.T) string {
+	t.Helper()
+	err := selectVia(t, datasource.Options{}, "postgres://u@127.0.0.1:1/db")
+	_, _, msg := apperr.Public(err)
+	return msg
+}
+
+// standIn is a local server speaking the Postgres protocol: it asks for a
+// password and refuses it, or, when silent, accepts and never answers.
+func standIn(t *testing.T, silent bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				if silent {
+					_, _ = conn.Read(make([]byte, 1024))
+					time.Sleep(5 * time.Second)
+					return
+				}
+				b := pgproto3.NewBackend(conn, conn)
+				if _, err := b.ReceiveStartupMessage(); err != nil {
+					return
+				}
+				b.Send(&pgproto3.AuthenticationCleartextPassword{})
+				_ = b.SetAuthType(pgproto3.AuthTypeCleartextPassword)
+				if b.Flush() != nil {
+					return
+				}
+				if _, err := b.Receive(); err != nil {
+					return
+				}
+				b.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "reader"`})
+				_ = b.Flush()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestConnectionFailuresLookTheSame: refused, closed, silent, bad password,
+// unknown role or database and the platform's own database all answer the
+// same status and message, so a data source cannot be used to scan a
+// network; the cause is kept for the operator's log.
+func TestConnectionFailuresLookTheSame(t *testing.T) {
+	t.Parallel()
+	good := testkit.DataSourceURL(t)
+	on := datasource.Options{Allow: testkit.Loopback, Platform: platformIdentity(t)}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	closed.Close()
+
+	cases := []struct {
+		name  string
+		o     datasource.Options
+		dsn   string
+		cause string
+	}{
+		{"address refused by the guard", datasource.Options{}, good, "prohibited IP"},
+		{"closed port", on, "postgres://reader@" + closedAddr + "/db", "connection refused"},
+		{"silent server (timeout)", on, "postgres://reader@" + standIn(t, true) + "/db?sslmode=disable&connect_timeout=1", "timeout"},
+		{"bad password", on, "postgres://reader:wrong@" + standIn(t, false) + "/db?sslmode=disable", "28P01"},
+		{"unknown role", on, strings.Replace(good, "postgres@", "nobody_here@", 1), "28000"},
+		{"unknown database", on, withDatabase(t, good, "no_such_database"), "3D000"},
+		{"platform database", on, testkit.DatabaseURL(), datasource.ErrPlatformDatabase.Error()},
+	}
+	want := connectFailedMessage(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := selectVia(t, tc.o, tc.dsn)
+			code, status, msg := apperr.Public(err)
+			require.Equal(t, apperr.BadGateway, code, "%v", err)
+			require.Equal(t, 502, status)
+			require.Equal(t, want, msg)
+			require.Contains(t, err.Error(), tc.cause, "the cause is kept for the operator's log")
+		})
+	}
+}
