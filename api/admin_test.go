@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -447,12 +448,21 @@ func TestAdminWorkspaces(t *testing.T) {
 	require.Equal(t, 400, r.Status)
 	require.Contains(t, r.Body["error"], `unknown field "id"`)
 
+	// A workspace admin is no operator: creating a workspace is 403, and
+	// nothing is made.
 	r = a.call(t, "POST", "/api/admin/workspaces", tn.AdminToken, map[string]any{"name": "Second"})
-	require.Equal(t, 201, r.Status, "%s", r.Raw)
-	newID := admID(t, r)
-	newToken, _ := r.Body["admin_token"].(string)
+	require.Equal(t, 403, r.Status, "%s", r.Raw)
+	require.Equal(t, "workspaces are created by an operator: appruntime workspace create NAME", r.Body["error"])
+	var named int64
+	require.NoError(t, a.Store.DB.Model(&models.Workspace{}).Where("name = ?", "Second").Count(&named).Error)
+	require.Zero(t, named)
+
+	// The operator's workspace (appruntime workspace create) is its own admin's only.
+	nw, err := a.P.Admin.CreateWorkspace(context.Background(), "operator", admin.WorkspaceInput{Name: "Second"})
+	require.NoError(t, err)
+	newID, newToken := nw.ID, nw.AdminToken
 	require.True(t, strings.HasPrefix(newToken, "art_admin_"))
-	require.Equal(t, 404, a.call(t, "GET", "/api/admin/workspaces/"+newID, tn.AdminToken, nil).Status, "the creator's token stays in its own workspace")
+	require.Equal(t, 404, a.call(t, "GET", "/api/admin/workspaces/"+newID, tn.AdminToken, nil).Status, "another admin's token stays in its own workspace")
 	list = admList(t, a.call(t, "GET", "/api/admin/workspaces", newToken, nil), "workspaces")
 	require.Len(t, list, 1)
 	require.Equal(t, "Second", list[0]["name"])

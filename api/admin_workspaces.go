@@ -3,14 +3,14 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
 // adminWorkspaceRoutes mounts /api/admin/workspaces. An admin token sees and
-// edits its own workspace; creating one returns the new workspace's first
-// admin token.
+// edits its own workspace; it cannot create one (ARCHITECTURE.md, decision
+// 9): an operator does, with `appruntime workspace create`.
 func (s *server) adminWorkspaceRoutes(app *fiber.App) {
 	adminOnly := s.requireToken(models.ScopeAdmin)
 	app.Get("/api/admin/workspaces", adminOnly, s.listWorkspaces)
@@ -44,18 +44,10 @@ func (s *server) getWorkspace(c *fiber.Ctx) error {
 	return c.JSON(w)
 }
 
-// createWorkspace answers POST /api/admin/workspaces {"name"} with the new
-// workspace and its first admin token ("admin_token", shown once).
-func (s *server) createWorkspace(c *fiber.Ctx) error {
-	var in admin.WorkspaceInput
-	if err := decodeStrictBody(c, &in); err != nil {
-		return err
-	}
-	w, err := s.Admin.CreateWorkspace(c.UserContext(), adminActor(c), in)
-	if err != nil {
-		return err
-	}
-	return c.Status(fiber.StatusCreated).JSON(w)
+// createWorkspace answers POST /api/admin/workspaces with 403: a workspace
+// admin's token is never an operator's credential.
+func (s *server) createWorkspace(*fiber.Ctx) error {
+	return apperr.Forbiddenf("workspaces are created by an operator: appruntime workspace create NAME")
 }
 
 // updateWorkspace takes a merge patch: the fields it names replace the current ones.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,6 +19,8 @@ commands:
   console   the server-rendered admin console
   worker    the background job fleet (queues, outbox relay)
   migrate   apply database migrations
+  workspace create NAME
+            create a workspace and print its first admin token (operators only)
 
 Configuration comes from environment variables; see README.md.
 `
@@ -43,11 +46,16 @@ func main() {
 		err = runWorker(ctx)
 	case "migrate":
 		err = runMigrate(ctx)
+	case "workspace":
+		err = runWorkspace(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
 	default:
 		fmt.Fprintf(os.Stderr, "appruntime: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if errors.Is(err, errUsage) {
 		os.Exit(2)
 	}
 	if err != nil {

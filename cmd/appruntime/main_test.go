@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
 )
 
 var binary string
@@ -266,4 +270,53 @@ func TestMigrateThenServeOnPostgresAndDrain(t *testing.T) {
 	require.NoError(t, err, p.stderr.String())
 	require.Less(t, took, 10*time.Second)
 	require.Contains(t, p.stderr.String(), `"request_id"`, "access lines carry the request id")
+}
+
+// openSchema opens the store at dbURL for the test to look into.
+func openSchema(t *testing.T, dbURL string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), dbURL, store.Options{MaxOpenConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func TestOperatorCreatesAWorkspaceFromTheCommandLine(t *testing.T) {
+	t.Parallel()
+	dbURL := testkit.SchemaURL(t)
+	cmd := exec.Command(binary, "workspace", "create", "Acme invoices")
+	cmd.Env = baseEnv("DATABASE_URL=" + dbURL)
+	out, err := cmd.Output()
+	require.NoError(t, err, string(out))
+	var created struct {
+		WorkspaceID string `json:"workspace_id"`
+		Name        string `json:"name"`
+		AdminToken  string `json:"admin_token"`
+	}
+	require.NoError(t, json.Unmarshal(out, &created), string(out))
+	require.Equal(t, "Acme invoices", created.Name)
+
+	st := openSchema(t, dbURL)
+	p, err := auth.Verify(context.Background(), st.DB, created.AdminToken, models.ScopeAdmin)
+	require.NoError(t, err, "the printed token administers the new workspace")
+	require.Equal(t, created.WorkspaceID, p.WorkspaceID)
+	var actor string
+	require.NoError(t, st.DB.Model(&models.AuditEntry{}).Where("action = ? AND target_id = ?", "workspace.create", created.WorkspaceID).
+		Select("actor").Scan(&actor).Error)
+	require.Equal(t, "operator", actor)
+
+	for _, args := range [][]string{{"workspace"}, {"workspace", "create"}, {"workspace", "delete", "x"}} {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = baseEnv("DATABASE_URL=" + dbURL)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%v", args)
+		require.Equal(t, 2, exit.ExitCode(), "%v", args)
+		require.Contains(t, string(out), "usage: appruntime workspace create NAME")
+	}
+	cmd = exec.Command(binary, "workspace", "create", "x")
+	cmd.Env = baseEnv()
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "DATABASE_URL")
 }

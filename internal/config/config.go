@@ -76,6 +76,9 @@ const (
 	RoleConsole Role = "console"
 	RoleWorker  Role = "worker"
 	RoleMigrate Role = "migrate"
+	// RoleOperator is a command-line operator task on the database (such as
+	// creating a workspace): like migrate, it needs DATABASE_URL only.
+	RoleOperator Role = "operator"
 )
 
 // Error names the variable that is wrong.
@@ -127,7 +130,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	}
 	if role != RoleDev {
 		r.require("DATABASE_URL", c.DatabaseURL != "")
-		if role != RoleMigrate {
+		if role != RoleMigrate && role != RoleOperator {
 			r.require("REDIS_URL", c.RedisURL != "")
 			r.require("SECRETS_KEY", c.SecretsKey != nil)
 		}

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	adminapi "github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
@@ -53,18 +55,19 @@ type story struct {
 	sessionToken                      string
 }
 
-// setUp plays the admin (workspace, reviewer, agent with its webhook,
-// tokens, data source, binding, bundle, configured tool), the agent (a task
-// and an app-tool step that parks it) and the host (a session on the step),
-// all over HTTP. Only the first admin token is made directly in the database.
+// setUp plays the operator (the workspace, as `appruntime workspace create`
+// makes it), the admin (reviewer, agent with its webhook, tokens, data
+// source, binding, bundle, configured tool), the agent (a task and an
+// app-tool step that parks it) and the host (a session on the step), all
+// but the operator over HTTP.
 func setUp(t *testing.T, s *stack, hook *receiver) *story {
 	t.Helper()
 	st := &story{}
-	bootstrap := testkit.NewTenant(t, s.Store.DB).AdminToken
-
-	ws := s.must(t, 201, "POST", "/api/admin/workspaces", bootstrap, map[string]any{"name": "Invoices e2e"})
-	st.workspaceID, st.adminToken = ws["id"].(string), ws["admin_token"].(string)
+	ws, err := s.P.Admin.CreateWorkspace(context.Background(), "operator", adminapi.WorkspaceInput{Name: "Invoices e2e"})
+	require.NoError(t, err)
+	st.workspaceID, st.adminToken = ws.ID, ws.AdminToken
 	admin := st.adminToken
+	s.must(t, 403, "POST", "/api/admin/workspaces", admin, map[string]any{"name": "Another"})
 
 	user := s.must(t, 201, "POST", "/api/admin/users", admin, map[string]any{
 		"email": "reviewer-" + models.NewID()[:8] + "@example.test", "name": "Reviewer", "role": "reviewer", "password": "correct horse battery",
