@@ -315,6 +315,8 @@ func TestAdminBindingRefusals(t *testing.T) {
 			`writes[0] "save": column "status" is both writable and in fixed_values; a fixed value cannot be set by a request`},
 		{"fixed value from the request", "b", "postgres", "$PG", `{"writes":[{"op":"save","table":"t","mode":"insert","columns":["a"],"fixed_values":{"task_id":"{{task_id}}","who":"{{reviewer}}"}}]}`,
 			`writes[0] "save": fixed_values "who": {{reviewer}} is not a session placeholder; only {{task_id}}, {{agent_id}}, {{step_id}}, {{workspace_id}} may be used`},
+		{"update overwriting a row's task_id", "b", "postgres", "$PG", `{"writes":[{"op":"reassign","table":"decisions","mode":"update","key_columns":["id"],"columns":["decision"],"fixed_values":{"task_id":"{{task_id}}"}}]}`,
+			`writes[0] "reassign": fixed_values column "task_id" must also be one of key_columns in mode update: a fixed value scopes the row an update may change, it may not overwrite the row a request names`},
 	}
 	// Registered before the subtests, so it runs after every one of them.
 	t.Cleanup(func() {

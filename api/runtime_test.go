@@ -495,3 +495,37 @@ func TestAKeyColumnFixedByTheBindingScopesAnUpdateToTheSession(t *testing.T) {
 	require.NoError(t, f.source.DB.Raw(`SELECT decision FROM decisions ORDER BY id`).Scan(&decisions).Error)
 	require.Equal(t, []string{"revised", "theirs"}, decisions)
 }
+
+// TestAWriteOpSavedBeforeTheScopeRuleIsRefused: a binding saved before the
+// rule that an update's fixed values must be key columns (written here
+// behind validation's back, as an older release stored it) does not run the
+// op that could take another task's row over: /write and /action answer 403
+// and no row changes.
+func TestAWriteOpSavedBeforeTheScopeRuleIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	spec := fixtureSpec()
+	spec.Writes = append(spec.Writes, binding.Write{Op: "take_over", Table: "decisions", Mode: binding.ModeUpdate,
+		KeyColumns: []string{"id"}, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}})
+	spec.Actions = append(spec.Actions, binding.Action{Name: "take_over_all", Writes: []string{"take_over"}})
+	// No verb has loaded the binding yet, so the next call reads this row.
+	require.NoError(t, f.db().Model(&models.Binding{}).Where("id = ?", f.bindingID).
+		Update("allowed_operations", models.MustJSON(spec)).Error)
+	otherTask := models.NewID()
+	require.NoError(t, f.source.DB.Exec(`INSERT INTO decisions (id, task_id, decision) VALUES (7, ?, 'theirs')`, otherTask).Error)
+
+	want := `write op "take_over" is disabled: its fixed value for column "task_id" is not one of its key columns; an admin must fix the binding`
+	r := f.verb(t, "write", map[string]any{"op": "take_over", "payload": map[string]any{"row": map[string]any{"id": 7, "decision": "mine"}}})
+	require.Equal(t, 403, r.Status, string(r.Raw))
+	require.Equal(t, want, r.Body["error"])
+	r = f.verb(t, "action", map[string]any{"op": "take_over_all", "payload": map[string]any{"rows": map[string]any{"take_over": map[string]any{"id": 7, "decision": "mine"}}}})
+	require.Equal(t, 403, r.Status, string(r.Raw))
+	require.Equal(t, want, r.Body["error"])
+
+	var row struct{ TaskID, Decision string }
+	require.NoError(t, f.source.DB.Raw(`SELECT task_id, decision FROM decisions WHERE id = 7`).Scan(&row).Error)
+	require.Equal(t, otherTask, row.TaskID, "the other task's row is still its own")
+	require.Equal(t, "theirs", row.Decision)
+	r = f.verb(t, "read", map[string]any{"op": "list_invoices"})
+	require.Equal(t, 200, r.Status, "the binding's other ops still run: %s", r.Raw)
+}

@@ -20,6 +20,9 @@ type bindingPage struct {
 	// EditedVersion is the version the text was edited from; a save over a
 	// newer version is refused instead of losing that version's changes.
 	EditedVersion int
+	// Unscoped are the write ops saved before the fixed-values rule that
+	// break it: they answer 403 until the binding is fixed.
+	Unscoped []binding.Unscoped
 }
 
 // showBinding answers GET /bindings/:id.
@@ -37,7 +40,7 @@ func (s *server) showBinding(c *fiber.Ctx) error {
 
 // renderBinding renders a binding's page with the editor holding text.
 func (s *server) renderBinding(c *fiber.Ctx, status int, b binding.Binding, text string, edited int, refusal string) error {
-	p := bindingPage{Binding: b, Text: text, EditedVersion: edited}
+	p := bindingPage{Binding: b, Text: text, EditedVersion: edited, Unscoped: binding.UnscopedWrites(b.AllowedOperations)}
 	if b.IntegrationID != nil {
 		names, err := s.integrationNames(c)
 		if err != nil {

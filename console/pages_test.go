@@ -17,6 +17,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -220,6 +221,28 @@ func TestBindingSave(t *testing.T) {
 		require.Contains(t, p.Body, "restored from v1")
 		require.Equal(t, http.StatusNotFound, cl.post("/bindings/"+f.BindingID+"/versions/99/restore", nil).Status)
 	})
+}
+
+// TestBindingPageWarnsOfUnscopedWrites: a binding saved before the rule
+// that an update's fixed values must be key columns says which ops are
+// refused until it is fixed; a binding within the rule says nothing.
+func TestBindingPageWarnsOfUnscopedWrites(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+	cl := c.signedIn(t)
+	const warning = "these write ops are refused (403) until the binding is fixed"
+	require.NotContains(t, cl.get("/bindings/"+f.BindingID).Body, warning)
+
+	spec := demo.Spec()
+	spec.Writes = append(spec.Writes, binding.Write{Op: "reassign", Table: "decisions", Mode: binding.ModeUpdate,
+		KeyColumns: []string{"id"}, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}})
+	require.NoError(t, c.Store.DB.Model(&models.Binding{}).Where("id = ?", f.BindingID).
+		Update("allowed_operations", models.MustJSON(spec)).Error)
+	p := cl.get("/bindings/" + f.BindingID)
+	require.Equal(t, http.StatusOK, p.Status)
+	require.Contains(t, p.Body, warning)
+	require.Contains(t, p.Body, html.EscapeString(`write op "reassign" (mode update): fixed_values column "task_id" is not one of its key_columns`))
 }
 
 func TestReleaseAndAbort(t *testing.T) {

@@ -18,7 +18,7 @@ commands:
   api       the JSON API (runtime verbs, host, agent and admin endpoints)
   console   the server-rendered admin console
   worker    the background job fleet (queues, outbox relay)
-  migrate   apply database migrations
+  migrate   apply database migrations (and report bindings that break a rule)
   workspace create NAME
             create a workspace and print its first admin token (operators only)
 

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -319,4 +320,29 @@ func TestOperatorCreatesAWorkspaceFromTheCommandLine(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "DATABASE_URL")
+}
+
+func TestMigrateReportsBindingsThatBreakTheFixedValuesRule(t *testing.T) {
+	t.Parallel()
+	dbURL := testkit.SchemaURL(t)
+	st := openSchema(t, dbURL)
+	tn := testkit.NewTenant(t, st.DB)
+	spec := binding.Spec{Writes: []binding.Write{
+		{Op: "record", Table: "decisions", Mode: binding.ModeInsert, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}},
+		{Op: "reassign", Table: "decisions", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"decision"},
+			FixedValues: map[string]any{"task_id": "{{task_id}}"}},
+	}}
+	// Saved as a release before the rule would have stored it.
+	b := models.Binding{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "Old decisions", BindingKind: binding.KindPostgres,
+		AllowedOperations: models.MustJSON(spec), Version: 1}
+	require.NoError(t, st.DB.Create(&b).Error)
+
+	cmd := exec.Command(binary, "migrate")
+	cmd.Env = baseEnv("DATABASE_URL=" + dbURL)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the report does not fail the migration: %s", out)
+	require.Contains(t, string(out), "migrate: 1 write op(s) of saved bindings are refused (403) until an admin fixes them")
+	require.Contains(t, string(out), fmt.Sprintf(`workspace %s, binding %s "Old decisions": write op "reassign" (mode update): fixed_values column "task_id" is not one of its key_columns`,
+		tn.Workspace.ID, b.ID))
+	require.NotContains(t, string(out), `"record"`, "an insert's fixed value is fine")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/appruntime/appruntime/api"
 	"github.com/appruntime/appruntime/console"
+	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/store"
@@ -72,6 +73,24 @@ func runMigrate(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("migrate: applied %d migration(s) %v; schema version %d\n", len(applied), applied, v)
+	return reportUnscopedWrites(ctx, st)
+}
+
+// reportUnscopedWrites prints every saved binding's write op that breaks the
+// fixed-values rule (saved before it existed). The migration has succeeded:
+// such ops answer 403 until an admin fixes their binding, so they are listed
+// for the operator rather than failing the release.
+func reportUnscopedWrites(ctx context.Context, st *store.Store) error {
+	bad, err := binding.FindUnscopedWrites(ctx, st.DB)
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		fmt.Printf("migrate: %d write op(s) of saved bindings are refused (403) until an admin fixes them:\n", len(bad))
+	}
+	for _, b := range bad {
+		fmt.Printf("  workspace %s, binding %s %q: %s\n", b.WorkspaceID, b.BindingID, b.BindingName, b.Unscoped)
+	}
 	return nil
 }
 

@@ -271,6 +271,10 @@ func (v *validator) writes(s *Spec) error {
 				return apperr.Invalidf("%s: column %q is both writable and in fixed_values; a fixed value cannot be set by a request", label, c)
 			}
 		}
+		if col := w.UnscopedFixedColumn(); col != "" {
+			return apperr.Invalidf("%s: fixed_values column %q must also be one of key_columns in mode %s: "+
+				"a fixed value scopes the row an %s may change, it may not overwrite the row a request names", label, col, w.Mode, w.Mode)
+		}
 	}
 	return nil
 }

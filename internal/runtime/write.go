@@ -57,11 +57,18 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 }
 
 // writeStmt checks a request row against a write op and adds the op's fixed
-// values. Only declared columns (writable or key) may be sent: anything else
+// values. An op whose fixed value is not a key column (saved before that
+// rule) is 403 whatever the row. Only declared columns (writable or key) may be sent: anything else
 // is 403; a key column missing for update or upsert is 400, unless the op
 // fixes it (a key column in fixed_values scopes the row to the session, and
 // the fixed value wins over any the request sends).
 func writeStmt(op *binding.Write, row map[string]any, c session.Claims) (datasource.WriteStmt, error) {
+	if col := op.UnscopedFixedColumn(); col != "" {
+		// Saved before the rule: running it could move another row into this
+		// session's scope. The binding, not the request, is at fault, and no
+		// retry helps until an admin fixes it (appruntime migrate lists it).
+		return datasource.WriteStmt{}, apperr.Forbiddenf("write op %q is disabled: its fixed value for column %q is not one of its key columns; an admin must fix the binding", op.Op, col)
+	}
 	values := make(map[string]any, len(row)+len(op.FixedValues))
 	for col, v := range row {
 		if !contains(op.Columns, col) && !contains(op.KeyColumns, col) {
