@@ -280,6 +280,7 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 		{"no op", "write", f.token, `{"payload": {}}`, 400, "op is required"},
 		{"malformed await_id", "action", f.token, map[string]any{"op": "approve", "await_id": "nope"}, 400, `await_id must be a UUID, got "nope"`},
 		{"unknown payload field", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"colums": []string{"id"}}}, 400, `bad payload: unknown field "colums"`},
+		{"forged cursor", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"cursor": "eyJvcCI6Imxpc3RfaW52b2ljZXMiLCJvZmZzZXQiOjEwMDAwMDAwMDB9"}}, 400, "cursor is not one this API issued"},
 		{"wrong field type", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"columns": "id"}}, 400, "bad payload: columns must be an array, not string"},
 		{"missing key column", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"status": "x"}}}, 400, `key column "id" is required for op "set_status"`},
 		{"value the column refuses", "write", f.token, map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": "one", "status": "x"}}}, 400, `value for column "id" does not fit its type`},

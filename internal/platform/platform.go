@@ -145,6 +145,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Feed:         feed,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
+		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 	}
 	return p, nil
 }

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
@@ -17,13 +15,6 @@ type readPayload struct {
 	Filters map[string]any `json:"filters,omitempty"` // on declared filterable columns
 	Cursor  string         `json:"cursor,omitempty"`  // next_cursor of the previous page
 	Limit   int            `json:"limit,omitempty"`   // at most the op's limit
-}
-
-// cursor is the opaque page cursor. It names its op so that a cursor of one
-// read cannot page another.
-type cursor struct {
-	Op     string `json:"op"`
-	Offset int    `json:"offset"`
 }
 
 // Read runs one `reads` op, or one `http_calls` op (a lookup). A reads op of
@@ -83,7 +74,7 @@ func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loa
 	if p.Limit > 0 && p.Limit < limit {
 		limit = p.Limit
 	}
-	offset, err := decodeCursor(p.Cursor, op.Op)
+	offset, err := decodeCursor(s.CursorKey, p.Cursor, b.ID, op.Op)
 	if err != nil {
 		return Result{}, err
 	}
@@ -107,7 +98,7 @@ func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loa
 		reply.Rows = [][]any{}
 	}
 	if page.HasMore {
-		next := encodeCursor(cursor{Op: op.Op, Offset: offset + len(page.Rows)})
+		next := encodeCursor(s.CursorKey, cursor{Binding: b.ID, Op: op.Op, Offset: offset + len(page.Rows)})
 		reply.NextCursor = &next
 	}
 	return Result{Kind: "rows", Body: reply}, nil
@@ -148,26 +139,6 @@ func withSession(values map[string]any, c session.Claims) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-func encodeCursor(c cursor) string {
-	raw, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(raw)
-}
-
-func decodeCursor(s, op string) (int, error) {
-	if s == "" {
-		return 0, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	var c cursor
-	if err != nil || json.Unmarshal(raw, &c) != nil || c.Offset < 0 {
-		return 0, apperr.Invalidf("cursor is not one this API issued")
-	}
-	if c.Op != op {
-		return 0, apperr.Invalidf("cursor belongs to op %q, not %q", c.Op, op)
-	}
-	return c.Offset, nil
 }
 
 // fixedMap resolves a binding's fixed filters or values against the session.

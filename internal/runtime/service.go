@@ -63,6 +63,8 @@ type Service struct {
 	// AfterRelease runs after a commit that released an await (it wakes the
 	// outbox relay); nil skips it.
 	AfterRelease func(ctx context.Context)
+	// CursorKey signs read cursors (NewCursorKey).
+	CursorKey []byte
 
 	integrations sync.Map // id → cachedIntegration
 }
