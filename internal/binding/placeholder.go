@@ -18,6 +18,9 @@ var SessionPlaceholders = placeholder.SessionKeys
 // unclosed "{{"): the grammar of internal/placeholder, which fills them.
 func placeholders(s string) ([]string, error) { return placeholder.Names(s) }
 
+// placeholderList writes names as placeholders: "{{a}}, {{b}}".
+func placeholderList(names []string) string { return placeholder.List(names) }
+
 // errNotHTTP and errNoHost are URL refusals reported with the entry's label.
 var (
 	errNotHTTP = errors.New("must be an absolute http or https URL")

@@ -165,11 +165,7 @@ func (f bodyFiller) fillString(s string, inObject bool) (any, bool, error) {
 }
 
 func (f bodyFiller) fillText(s string) (string, error) {
-	pieces, err := parse(s)
-	if err != nil {
-		return "", templateError("body_template", err)
-	}
-	return fill(pieces, f.src, nil, nil)
+	return fillTemplate(s, "body_template", f.src, nil, nil)
 }
 
 // encodeNode writes a filled node as compact JSON, keeping object key order

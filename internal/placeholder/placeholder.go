@@ -194,6 +194,18 @@ func templateError(where string, err error) error {
 	return apperr.Wrap(err, apperr.Internal, "the binding's %s is not a valid template", where)
 }
 
+// fillTemplate parses and fills tmpl, a template of the binding's where.
+func fillTemplate(tmpl, where string, src Source, escape func(string) string, check func(name, value string) error) (string, error) {
+	if !strings.Contains(tmpl, "{{") {
+		return tmpl, nil
+	}
+	pieces, err := parse(tmpl)
+	if err != nil {
+		return "", templateError(where, err)
+	}
+	return fill(pieces, src, escape, check)
+}
+
 // fill fills a parsed template, passing each value through escape; check,
 // when set, may refuse a value.
 func fill(pieces []piece, src Source, escape func(string) string, check func(name, value string) error) (string, error) {
@@ -224,28 +236,14 @@ func fill(pieces []piece, src Source, escape func(string) string, check func(nam
 // an http_call's query map, which the caller encodes as a whole. An empty
 // value is allowed ("?q=" means no filter).
 func Text(tmpl string, src Source) (string, error) {
-	if !strings.Contains(tmpl, "{{") {
-		return tmpl, nil
-	}
-	pieces, err := parse(tmpl)
-	if err != nil {
-		return "", templateError("query", err)
-	}
-	return fill(pieces, src, nil, nil)
+	return fillTemplate(tmpl, "query", src, nil, nil)
 }
 
 // Header fills a header value. A value holding a control character (CR, LF,
 // NUL, …; a tab is allowed) is a 400: it would end the header and start
 // another.
 func Header(tmpl string, src Source) (string, error) {
-	if !strings.Contains(tmpl, "{{") {
-		return tmpl, nil
-	}
-	pieces, err := parse(tmpl)
-	if err != nil {
-		return "", templateError("header", err)
-	}
-	return fill(pieces, src, nil, func(name, v string) error {
+	return fillTemplate(tmpl, "header", src, nil, func(name, v string) error {
 		if hasControl(v, true) {
 			return apperr.Invalidf("{{%s}} holds a control character (CR, LF, …), which a header value cannot carry", name)
 		}

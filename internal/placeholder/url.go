@@ -170,7 +170,7 @@ func fillPath(path string, src Source) (string, error) {
 		}
 		if !staysOneSegment(filled) {
 			return "", apperr.Forbiddenf("%s would leave its path segment (a . or .. segment, or a control character, once decoded)",
-				placeholderList(names))
+				List(names))
 		}
 		segments[i] = filled
 	}
@@ -203,7 +203,8 @@ func staysOneSegment(seg string) bool {
 	return true
 }
 
-func placeholderList(names []string) string {
+// List writes names as placeholders: "{{a}}, {{b}}".
+func List(names []string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = "{{" + n + "}}"
@@ -214,11 +215,7 @@ func placeholderList(names []string) string {
 // fillQuery fills a query string or fragment (with its leading ? or #),
 // query-escaping values: a value can add neither a parameter nor a fragment.
 func fillQuery(s string, src Source) (string, error) {
-	if !strings.Contains(s, "{{") {
-		return s, nil
-	}
-	pieces, _ := parse(s)
-	return fill(pieces, src, url.QueryEscape, nil)
+	return fillTemplate(s, "url", src, url.QueryEscape, nil)
 }
 
 // escapeSegment percent-encodes every byte of s except the unreserved
