@@ -43,15 +43,15 @@ func (c *tokenCache) valid(key tokenKey) *oauth2.Token {
 }
 
 // get returns a valid token of key, running grant when there is none. The
-// grant runs on a context that the first caller's cancellation does not end
-// (every caller waiting on the flight shares its result); bound it with a
-// timeout of its own.
+// grant runs on a context that no one caller's cancellation ends (every
+// caller waiting on the flight shares its result), so grant must bound
+// itself; a caller whose context ends stops waiting.
 func (c *tokenCache) get(ctx context.Context, key tokenKey, grant func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
 	if t := c.valid(key); t != nil {
 		return t, nil
 	}
-	v, err, _ := c.flights.Do(key.flight(), func() (any, error) {
-		// A flight that ended between our miss and Do has stored its token.
+	flight := c.flights.DoChan(key.flight(), func() (any, error) {
+		// A flight that ended between our miss and DoChan has stored its token.
 		if t := c.valid(key); t != nil {
 			return t, nil
 		}
@@ -62,10 +62,15 @@ func (c *tokenCache) get(ctx context.Context, key tokenKey, grant func(context.C
 		c.put(key, t)
 		return t, nil
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case r := <-flight:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*oauth2.Token), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return v.(*oauth2.Token), nil
 }
 
 // put caches t under key and forgets the tokens of the key's earlier
