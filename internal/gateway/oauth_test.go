@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -142,10 +143,27 @@ func TestTwo401sAreAnErrorWithoutAThirdCall(t *testing.T) {
 
 func TestFiftyConcurrent401sRefetchOnce(t *testing.T) {
 	t.Parallel()
+	const n = 50
 	e := newEnv(t)
 	ts := newTokenServer(t)
+	// Once revoked, tok-1 is answered 401 only after all fifty requests
+	// carrying it have arrived: fifty truly concurrent 401s.
 	var revoked atomic.Bool
-	up := tokenUpstream(t, func(tok string) bool { return !revoked.Load() || tok != "tok-1" })
+	var refused atomic.Int32
+	all := make(chan struct{})
+	up := tokenUpstream(t, func(tok string) bool {
+		if !revoked.Load() || tok != "tok-1" {
+			return true
+		}
+		if refused.Add(1) == n {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-time.After(10 * time.Second):
+		}
+		return false
+	})
 	integ := e.integration(t, e.tenant.Workspace.ID, clientSecrets)
 	g := e.gateway(gateway.Options{})
 	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials)
@@ -153,9 +171,8 @@ func TestFiftyConcurrent401sRefetchOnce(t *testing.T) {
 	_, err := g.Call(context.Background(), c, e.input(map[string]any{"name": "warm"}))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, ts.issued.Load())
-	revoked.Store(true) // every one of the fifty is sent tok-1 and refused
+	revoked.Store(true)
 
-	const n = 50
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
 	errs := make([]error, n)
@@ -170,10 +187,11 @@ func TestFiftyConcurrent401sRefetchOnce(t *testing.T) {
 		require.NoError(t, errs[i])
 		require.Equal(t, 200, statuses[i])
 	}
-	refetches := ts.issued.Load() - 1
-	require.GreaterOrEqual(t, refetches, int32(1))
-	require.LessOrEqual(t, refetches, int32(2), "fifty 401s cause at most two refetches, not fifty")
-	t.Logf("refetches: %d", refetches)
+	require.EqualValues(t, n, refused.Load(), "all fifty were refused")
+	require.EqualValues(t, 1+2*n, up.hits.Load(), "and each was sent once more")
+	// The issue asks for at most two refetches; compare-and-delete and a
+	// cache check inside the flight make it exactly one.
+	require.EqualValues(t, 1, ts.issued.Load()-1, "fifty 401s on one token cause one refetch, not fifty")
 }
 
 func TestTokensAreCachedPerScopeAndCredential(t *testing.T) {
