@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +11,6 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/limit"
-	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -121,30 +118,3 @@ func (f *runtimeFixture) db() *gorm.DB { return f.api.Store.DB }
 
 // generousRate lifts the per-surface limit for tests that are not about it.
 func generousRate(a *testAPI) { a.P.Limiter.SetRate(limit.Rate{PerSecond: 10000, Burst: 10000}) }
-
-// httpGateway is a minimal gateway for tests of the runtime's use of one: it
-// sends call's method to call.URL as it is (no templates) and returns the
-// upstream's reply. The real gateway (templates, auth kinds, SSRF guard) is
-// internal/gateway's; the runtime only depends on the interface.
-type httpGateway struct{ client *http.Client }
-
-func (g httpGateway) Call(ctx context.Context, call *binding.HTTPCall, in runtime.CallInput) (runtime.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, call.Method, call.URL, nil)
-	if err != nil {
-		return runtime.Response{}, err
-	}
-	res, err := g.client.Do(req)
-	if err != nil {
-		return runtime.Response{}, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return runtime.Response{}, err
-	}
-	if json.Valid(raw) {
-		return runtime.Response{Status: res.StatusCode, Body: raw}, nil
-	}
-	text := string(raw)
-	return runtime.Response{Status: res.StatusCode, Text: &text}, nil
-}

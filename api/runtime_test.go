@@ -179,8 +179,7 @@ func TestActionWithAFailingUpstreamRollsBackAndRecordsNothing(t *testing.T) {
 		_, _ = w.Write([]byte("export refused"))
 	}))
 	t.Cleanup(upstream.Close)
-	f := newRuntimeFixture(t)
-	f.api.P.Runtime.Gateway = httpGateway{client: upstream.Client()}
+	f := newRuntimeFixture(t) // the platform's gateway; the test configuration allows loopback
 
 	spec := fixtureSpec()
 	spec.HTTPCalls = []binding.HTTPCall{
@@ -353,7 +352,6 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 		require.Equal(t, "this deployment has no HTTP gateway; http_calls are not served", r.Body["error"])
 		f.api.P.Runtime.Gateway = gw
 
-		f.api.P.Runtime.Gateway = httpGateway{client: upstream.Client()}
 		generousRate(f.api)
 		holder := make(chan response, 1)
 		go func() { holder <- f.verb(t, "read", map[string]any{"op": "slow_lookup"}) }()

@@ -4,51 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/appruntime/appruntime/internal/placeholder"
 )
 
 // SessionPlaceholders are the values a session always supplies and a bundle
 // can never override; fixed filters and fixed values may use only these.
-var SessionPlaceholders = []string{"task_id", "agent_id", "step_id", "workspace_id"}
-
-// placeholderName is the rule for the name inside {{…}}.
-var placeholderName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// placeholderLabel is a DNS label that is exactly one placeholder.
-var placeholderLabel = regexp.MustCompile(`^\{\{[A-Za-z_][A-Za-z0-9_]*\}\}$`)
+var SessionPlaceholders = placeholder.SessionKeys
 
 // placeholders returns the names of the {{name}} placeholders in s, in order,
 // or an error quoting the first malformed one ("{{ name }}", "{{1x}}", an
-// unclosed "{{").
-func placeholders(s string) ([]string, error) {
-	var names []string
-	for i := 0; ; {
-		j := strings.Index(s[i:], "{{")
-		if j < 0 {
-			return names, nil
-		}
-		start := i + j
-		k := strings.Index(s[start+2:], "}}")
-		if k < 0 {
-			return nil, fmt.Errorf("placeholder %q is not closed with }}", clip(s[start:], 40))
-		}
-		name := s[start+2 : start+2+k]
-		if !placeholderName.MatchString(name) {
-			return nil, fmt.Errorf("malformed placeholder %q: write {{name}} with letters, digits and _ (not starting with a digit, no spaces)",
-				clip(s[start:start+k+4], 60))
-		}
-		names = append(names, name)
-		i = start + k + 4
-	}
-}
+// unclosed "{{"): the grammar of internal/placeholder, which fills them.
+func placeholders(s string) ([]string, error) { return placeholder.Names(s) }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// placeholderList writes names as placeholders: "{{a}}, {{b}}".
+func placeholderList(names []string) string { return placeholder.List(names) }
 
 // errNotHTTP and errNoHost are URL refusals reported with the entry's label.
 var (
@@ -83,7 +54,7 @@ func checkCallURL(raw string) error {
 	if strings.Contains(authority, "@") {
 		return fmt.Errorf("url %q carries userinfo; credentials belong in the integration, and a placeholder may not sit there", raw)
 	}
-	host, port := splitHostPort(authority)
+	host, port := placeholder.SplitHostPort(authority)
 	if strings.Contains(port, "{{") {
 		return fmt.Errorf("url %q has a placeholder in the port; the port is literal", raw)
 	}
@@ -95,7 +66,7 @@ func checkCallURL(raw string) error {
 			if !strings.Contains(l, "{{") {
 				continue
 			}
-			if !placeholderLabel.MatchString(l) {
+			if _, whole := placeholder.IsWhole(l); !whole {
 				return fmt.Errorf("url %q has a placeholder in part of a host label; a placeholder must be one whole DNS label (https://{{tenant}}.example.com/...)", raw)
 			}
 			if at >= 0 {
@@ -114,21 +85,6 @@ func checkCallURL(raw string) error {
 		return fmt.Errorf("url %q is not a valid URL", raw)
 	}
 	return nil
-}
-
-// splitHostPort splits an authority into its host and ":port" (kept with its
-// colon, empty when absent), minding bracketed IPv6 literals.
-func splitHostPort(authority string) (host, port string) {
-	if strings.HasPrefix(authority, "[") {
-		if i := strings.Index(authority, "]"); i >= 0 {
-			return authority[:i+1], authority[i+1:]
-		}
-		return authority, ""
-	}
-	if i := strings.LastIndex(authority, ":"); i >= 0 {
-		return authority[:i], authority[i:]
-	}
-	return authority, ""
 }
 
 func isHTTPScheme(s string) bool {

@@ -348,14 +348,6 @@ func checkFixed(field string, m map[string]any) error {
 	return nil
 }
 
-func placeholderList(names []string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = "{{" + n + "}}"
-	}
-	return strings.Join(out, ", ")
-}
-
 func (v *validator) httpCalls(s *Spec) error {
 	for i := range s.HTTPCalls {
 		h := &s.HTTPCalls[i]

@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
+	"syscall"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -12,6 +15,7 @@ import (
 
 // Dial and transport limits of outbound connections.
 const (
+	// DialTimeout is the connect timeout of every outbound connection.
 	DialTimeout         = 5 * time.Second
 	TLSHandshakeTimeout = 5 * time.Second
 	MaxIdleConnsPerHost = 8
@@ -20,16 +24,42 @@ const (
 	MaxRedirects = 5
 )
 
+// metadataAddrs are cloud metadata endpoints. They are refused even when an
+// allowed prefix (OUTBOUND_ALLOW_CIDRS) covers them: AWS, GCP and Azure
+// (169.254.169.254 and AWS's IPv6 fd00:ec2::254), AWS ECS task metadata
+// (169.254.170.2) and Alibaba Cloud (100.100.100.200).
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("169.254.170.2"),
+	netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("fd00:ec2::254"),
+}
+
+// IPv6 ranges that carry an IPv4 address inside them.
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")           // RFC 4291 (deprecated)
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96") // SIIT, RFC 2765
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")  // RFC 8215
+	sixToFour      = netip.MustParsePrefix("2002::/16")       // RFC 3056
+	teredo         = netip.MustParsePrefix("2001::/32")       // RFC 4380
+)
+
 // NewDialer returns a dialer that checks the address it is about to connect
-// to, after DNS resolution, so a name that resolves (or re-resolves, DNS
-// rebinding) to a refused address is never reached. It refuses every
-// special-purpose range of the IANA registries (private, loopback,
-// link-local and with it the cloud metadata address 169.254.169.254, CGNAT,
-// multicast, documentation, IPv6 outside global unicast) unless the address
-// lies in one of allow, the deployment's OutboundAllow (empty in production;
-// tests list 127.0.0.0/8). Any TCP port is permitted: upstreams use
-// non-standard ports, and the address ranges are what keeps internal
-// services out of reach.
+// to, after DNS resolution and for each address it tries, so a name that
+// resolves (or re-resolves, DNS rebinding) to a refused address is never
+// reached. It refuses every special-purpose range of the IANA registries
+// (private, loopback, link-local, CGNAT, multicast, reserved, documentation,
+// IPv6 outside global unicast: code.dny.dev/ssrf) and adds what that
+// library leaves to its caller: the cloud metadata addresses are refused
+// even inside an allowed prefix, and an IPv6 address that embeds an IPv4 one
+// (IPv4-mapped, -compatible or -translated, NAT64 64:ff9b::/96 and
+// 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32) is refused when the
+// IPv4 address would be, even when an allowed prefix covers the IPv6 one.
+// allow is the deployment's OutboundAllow (empty in production; tests list
+// 127.0.0.0/8). Any TCP port is permitted: upstreams use non-standard
+// ports, and the address ranges are what keeps internal services out of
+// reach.
 func NewDialer(allow []netip.Prefix) *net.Dialer {
 	var v4, v6 []netip.Prefix
 	for _, p := range allow {
@@ -39,21 +69,76 @@ func NewDialer(allow []netip.Prefix) *net.Dialer {
 			v6 = append(v6, p.Masked())
 		}
 	}
-	guard := ssrf.New(
+	g := guard{ssrf: ssrf.New(
 		ssrf.WithAnyPort(),
 		ssrf.WithAllowedV4Prefixes(v4...),
 		ssrf.WithAllowedV6Prefixes(v6...),
-	)
-	return &net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second, Control: guard.Safe}
+	)}
+	return &net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second, Control: g.control}
+}
+
+// guard is the dialer's Control function: ssrf's checks and ours.
+type guard struct{ ssrf *ssrf.Guardian }
+
+func (g guard) control(network, address string, c syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: could not parse %s", ssrf.ErrInvalidHostPort, address)
+	}
+	addr := ap.Addr().Unmap()
+	if slices.Contains(metadataAddrs, addr) {
+		return fmt.Errorf("%w: %s is a cloud metadata address", ssrf.ErrProhibitedIP, addr)
+	}
+	for _, v4 := range embeddedIPv4(ap.Addr()) {
+		if slices.Contains(metadataAddrs, v4) {
+			return fmt.Errorf("%w: %s embeds the cloud metadata address %s", ssrf.ErrProhibitedIP, ap.Addr(), v4)
+		}
+		if err := g.ssrf.SafeAddr(v4); err != nil {
+			return fmt.Errorf("%w: %s embeds %s", ssrf.ErrProhibitedIP, ap.Addr(), v4)
+		}
+	}
+	return g.ssrf.Safe(network, address, c)
+}
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries by one of
+// the transition mechanisms. Inside the local-use NAT64 prefix
+// 64:ff9b:1::/48 the address is taken from the last 32 bits, the layout of a
+// /96 network carved from it (RFC 6052 allows other lengths there, which a
+// deployment that allows the prefix must not use).
+func embeddedIPv4(a netip.Addr) []netip.Addr {
+	if !a.Is6() {
+		return nil
+	}
+	b := a.As16()
+	last := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	switch {
+	case a.Is4In6(), ipv4Translated.Contains(a), nat64WellKnown.Contains(a), nat64Local.Contains(a):
+		return []netip.Addr{last}
+	case ipv4Compatible.Contains(a):
+		// :: and ::1 read as 0.0.0.0 and 0.0.0.1: refused with "this network".
+		return []netip.Addr{last}
+	case sixToFour.Contains(a):
+		return []netip.Addr{netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})}
+	case teredo.Contains(a):
+		// The Teredo server's address in clear, the client's obfuscated.
+		server := netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]})
+		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		return []netip.Addr{server, client}
+	}
+	return nil
 }
 
 // NewTransport returns an HTTP transport that dials only through
 // NewDialer(allow). It ignores proxy environment variables: a proxy would
 // make the guard check the proxy's address instead of the destination's.
 func NewTransport(allow []netip.Prefix) *http.Transport {
+	return transportOn(NewDialer(allow))
+}
+
+func transportOn(d *net.Dialer) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           NewDialer(allow).DialContext,
+		DialContext:           d.DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   MaxIdleConnsPerHost,
@@ -65,8 +150,9 @@ func NewTransport(allow []netip.Prefix) *http.Transport {
 
 // NewClient returns an HTTP client on NewTransport(allow) with an overall
 // timeout per request (0: none, the caller's context decides). Redirects are
-// followed at most MaxRedirects times, only to http and https URLs, and
-// every hop is dialed through the same guard.
+// followed at most MaxRedirects times, only to http and https URLs, never
+// for a request that carries credentials (Authorization, Cookie), and every
+// hop is dialed through the same guard.
 func NewClient(allow []netip.Prefix, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: NewTransport(allow),
@@ -78,10 +164,17 @@ func NewClient(allow []netip.Prefix, timeout time.Duration) *http.Client {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return errors.New("gateway: redirect to a non-HTTP URL refused")
 			}
+			if first := via[0].Header; first.Get("Authorization") != "" || first.Get("Cookie") != "" {
+				return errRedirectWithCredentials
+			}
 			return nil
 		},
 	}
 }
+
+// errRedirectWithCredentials refuses to carry credentials to wherever a
+// redirect points.
+var errRedirectWithCredentials = errors.New("gateway: a request carrying credentials is not redirected")
 
 // IsBlocked reports whether err is the guard refusing a destination (an
 // address in a refused range, or a network type other than TCP), as opposed

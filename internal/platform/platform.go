@@ -94,6 +94,9 @@ type Platform struct {
 	// Bulkhead bounds this process's concurrent lookups (Config.LookupConcurrency,
 	// waiting up to Config.LookupWait).
 	Bulkhead *limit.Bulkhead
+	// Gateway runs http_calls (lookups on /read, an action's calls) through
+	// the SSRF guard, with the integrations' credentials.
+	Gateway *gateway.Gateway
 	// Runtime runs the verbs bundles call (/read, /write, /action, /run, /capability).
 	Runtime *runtime.Service
 
@@ -138,10 +141,14 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	if err := p.buildDataAndLimits(ctx); err != nil {
 		return nil, err
 	}
+	p.Gateway = gateway.New(gateway.Options{
+		Allow: o.Config.OutboundAllow, Integrations: gateway.NewDBIntegrations(o.Store.DB), Secrets: p.Secrets, Log: o.Log,
+	})
 	feed := runtime.NewFeed(o.Store.DB)
 	p.onClose(feed.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
+		Gateway:      p.Gateway,
 		Feed:         feed,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },

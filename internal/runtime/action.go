@@ -134,7 +134,7 @@ func (s *Service) callAll(ctx context.Context, c session.Claims, b *binding.Load
 	if len(act.HTTPCalls) == 0 {
 		return nil
 	}
-	in := CallInput{WorkspaceID: c.WorkspaceID, Values: withSession(values, c)}
+	in := CallInput{WorkspaceID: c.WorkspaceID, Session: c.Values(), Values: values}
 	for _, name := range act.HTTPCalls {
 		call, _ := b.HTTPCall(name)
 		resp, err := s.Gateway.Call(ctx, call, in)

@@ -122,23 +122,11 @@ func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HT
 		return Result{}, err
 	}
 	defer release()
-	resp, err := s.Gateway.Call(ctx, call, CallInput{WorkspaceID: c.WorkspaceID, Values: withSession(values, c)})
+	resp, err := s.Gateway.Call(ctx, call, CallInput{WorkspaceID: c.WorkspaceID, Session: c.Values(), Values: values})
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Kind: "http", Body: &HTTPReply{Kind: "http", Response: resp}}, nil
-}
-
-// withSession returns values with the session's ids, which always win.
-func withSession(values map[string]any, c session.Claims) map[string]any {
-	out := make(map[string]any, len(values)+4)
-	for k, v := range values {
-		out[k] = v
-	}
-	for k, v := range c.Values() {
-		out[k] = v
-	}
-	return out
 }
 
 // fixedMap resolves a binding's fixed filters or values against the session.

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,38 +13,29 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
 
-// Gateway runs a binding's http_calls (the outbound HTTP gateway). A
-// deployment without one answers 501 for every http_call.
+// Gateway runs a binding's http_calls (the outbound HTTP gateway,
+// internal/gateway). A deployment without one answers 501 for every http_call.
 type Gateway interface {
-	// Call renders call with values (the request's, with the session's
-	// task_id/agent_id/step_id/workspace_id winning) and sends it. An upstream
+	// Call renders call with in's values (the session's task_id, agent_id,
+	// step_id and workspace_id from in.Session only) and sends it. An upstream
 	// that answers at all, whatever its status, is a Response; only a
 	// pre-flight failure (URL blocked, token acquisition, transport) is an error.
 	Call(ctx context.Context, call *binding.HTTPCall, in CallInput) (Response, error)
 }
 
-// CallInput is what a Gateway needs besides the template.
-type CallInput struct {
-	WorkspaceID string
-	Values      map[string]any
-}
+// CallInput is what a Gateway needs besides the template (gateway.CallInput).
+type CallInput = gateway.CallInput
 
 // Response is an upstream's reply: its status and its JSON body, or its text
-// when the body is not JSON.
-type Response struct {
-	Status int             `json:"status"`
-	Body   json.RawMessage `json:"body,omitempty"`
-	Text   *string         `json:"text,omitempty"`
-}
-
-// OK reports a 2xx status.
-func (r Response) OK() bool { return r.Status >= 200 && r.Status < 300 }
+// when the body is not JSON (gateway.Response).
+type Response = gateway.Response
 
 // Service runs the verbs. Build one per process (internal/platform).
 type Service struct {

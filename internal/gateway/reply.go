@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
+)
+
+// MaxReplyBytes caps an upstream reply after decompression (seed 000: 1 MiB).
+// A larger reply is discarded, not truncated: half a JSON document cannot be
+// parsed.
+const MaxReplyBytes = 1 << 20
+
+// ReplyTooLargeNote is the text a discarded reply is answered with, with
+// the upstream's own status.
+const ReplyTooLargeNote = "response exceeded 1 MiB"
+
+var errTooLarge = errors.New("gateway: reply over MaxReplyBytes")
+
+// reply reads res into a Response: JSON as body, anything else as text, a
+// reply over MaxReplyBytes as ReplyTooLargeNote.
+func (g *Gateway) reply(ctx context.Context, call *binding.HTTPCall, res *http.Response) (Response, error) {
+	defer res.Body.Close()
+	raw, err := readCapped(res)
+	switch {
+	case errors.Is(err, errTooLarge):
+		g.log.WarnContext(ctx, "gateway: reply over the cap discarded", "op", call.Op, "status", res.StatusCode, "cap_bytes", MaxReplyBytes)
+		note := ReplyTooLargeNote
+		return Response{Status: res.StatusCode, Text: &note}, nil
+	case err != nil:
+		g.log.WarnContext(ctx, "gateway: reading the reply failed", "op", call.Op, "status", res.StatusCode, "error", err.Error())
+		return Response{}, apperr.Wrap(errTransport, apperr.BadGateway, "http_call %q: the upstream's reply could not be read", call.Op)
+	}
+	if json.Valid(raw) {
+		return Response{Status: res.StatusCode, Body: raw}, nil
+	}
+	text := string(raw)
+	return Response{Status: res.StatusCode, Text: &text}, nil
+}
+
+// readCapped reads at most MaxReplyBytes of the decoded body, or errTooLarge.
+// The transport decodes the gzip it asked for; a gzip reply it did not ask
+// for is decoded here, so the cap always counts decoded bytes.
+func readCapped(res *http.Response) ([]byte, error) {
+	var body io.Reader = res.Body
+	if !res.Uncompressed && strings.EqualFold(strings.TrimSpace(res.Header.Get("Content-Encoding")), "gzip") {
+		zr, err := gzip.NewReader(res.Body)
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		body = zr
+	}
+	raw, err := io.ReadAll(io.LimitReader(body, MaxReplyBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > MaxReplyBytes {
+		return nil, errTooLarge
+	}
+	return raw, nil
+}
+
+// readLogged reads and closes a reply that is only logged, keeping its
+// first maxLoggedBody bytes.
+func readLogged(res *http.Response) string {
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, maxLoggedBody+1))
+	return clipBytes(raw, maxLoggedBody)
+}
+
+func clipBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
