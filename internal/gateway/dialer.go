@@ -69,7 +69,7 @@ func NewDialer(allow []netip.Prefix) *net.Dialer {
 			v6 = append(v6, p.Masked())
 		}
 	}
-	g := guard{ssrf: ssrf.New(
+	g := guard{named: namedLoopback(v6), ssrf: ssrf.New(
 		ssrf.WithAnyPort(),
 		ssrf.WithAllowedV4Prefixes(v4...),
 		ssrf.WithAllowedV6Prefixes(v6...),
@@ -78,7 +78,28 @@ func NewDialer(allow []netip.Prefix) *net.Dialer {
 }
 
 // guard is the dialer's Control function: ssrf's checks and ours.
-type guard struct{ ssrf *ssrf.Guardian }
+type guard struct {
+	ssrf *ssrf.Guardian
+	// named holds :: and ::1 when an allowed prefix names exactly that
+	// address (::1/128, as a data source allow list may): they are then
+	// the IPv6 loopback (or unspecified) address, not an IPv4-compatible
+	// form of 0.0.0.x. A wider prefix such as ::/96 does not name them.
+	named []netip.Addr
+}
+
+// namedLoopback returns :: and ::1 when a prefix of length 127 or 128 covers them.
+func namedLoopback(v6 []netip.Prefix) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range []netip.Addr{netip.IPv6Unspecified(), netip.IPv6Loopback()} {
+		for _, p := range v6 {
+			if p.Bits() >= 127 && p.Contains(a) {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
+}
 
 func (g guard) control(network, address string, c syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
@@ -88,6 +109,9 @@ func (g guard) control(network, address string, c syscall.RawConn) error {
 	addr := ap.Addr().Unmap()
 	if slices.Contains(metadataAddrs, addr) {
 		return fmt.Errorf("%w: %s is a cloud metadata address", ssrf.ErrProhibitedIP, addr)
+	}
+	if slices.Contains(g.named, ap.Addr()) {
+		return g.ssrf.Safe(network, address, c)
 	}
 	for _, v4 := range embeddedIPv4(ap.Addr()) {
 		if slices.Contains(metadataAddrs, v4) {
@@ -115,7 +139,8 @@ func embeddedIPv4(a netip.Addr) []netip.Addr {
 	case a.Is4In6(), ipv4Translated.Contains(a), nat64WellKnown.Contains(a), nat64Local.Contains(a):
 		return []netip.Addr{last}
 	case ipv4Compatible.Contains(a):
-		// :: and ::1 read as 0.0.0.0 and 0.0.0.1: refused with "this network".
+		// :: and ::1 read as 0.0.0.0 and 0.0.0.1: refused with "this
+		// network" unless the allow list names them (guard.control).
 		return []netip.Addr{last}
 	case sixToFour.Contains(a):
 		return []netip.Addr{netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})}

@@ -188,6 +188,9 @@ func TestGuardVerdicts(t *testing.T) {
 		// Loopback only through the allow setting, and only what it lists.
 		{loopback, "127.0.0.1:80", false},
 		{loopback, "[::1]:80", true},
+		{[]netip.Prefix{netip.MustParsePrefix("::1/128")}, "[::1]:80", false},
+		{[]netip.Prefix{netip.MustParsePrefix("::1/128")}, "[::]:80", true},
+		{[]netip.Prefix{netip.MustParsePrefix("::1/128")}, "[::2]:80", true},
 		{loopback, "10.0.0.1:80", true},
 		{loopback, "[64:ff9b::7f00:1]:80", true},
 	}
