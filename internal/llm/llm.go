@@ -81,6 +81,10 @@ func dataURL(contentType string, data []byte) string {
 	return "data:" + contentType + ";base64," + base64.StdEncoding.EncodeToString(data)
 }
 
+// ErrNotJSONObject is the error of a reply whose content is not one JSON
+// object: the model answered, but not as asked.
+var ErrNotJSONObject = errors.New("llm: reply content is not a JSON object")
+
 // StatusError is a provider's non-2xx answer.
 type StatusError struct {
 	Status  int
@@ -212,7 +216,7 @@ func (c *Client) complete(ctx context.Context, request completionRequest) (json.
 	content := strings.TrimSpace(reply.Choices[0].Message.Content)
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(content), &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("llm: reply content is not a JSON object (finish_reason %q)", reply.Choices[0].FinishReason)
+		return nil, fmt.Errorf("%w (finish_reason %q)", ErrNotJSONObject, reply.Choices[0].FinishReason)
 	}
 	return json.RawMessage(content), nil
 }

@@ -11,7 +11,8 @@
 //
 //   - a Result: 200 with Output, and Units billed at the tool's rate;
 //   - a *Failure: 200 with the message as the reply's error (a script that
-//     raised, a CSV not yet available, translation disabled on the agent);
+//     raised, a CSV not yet available, translation disabled on the agent),
+//     and its Units billed;
 //   - an apperr error: its status (invalid 400, forbidden 403,
 //     not_implemented 501 when the deployment lacks the backing service,
 //     bad_gateway 502, unavailable 503, timeout 504 when the context ended);

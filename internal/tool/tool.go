@@ -75,6 +75,10 @@ type Failure struct {
 	// Detail adds what helps whoever wrote the tool (a traceback); it may be
 	// empty.
 	Detail string
+	// Units is what the run bills although it failed, because the work was
+	// done: an extraction whose model read the pages but answered outside
+	// the output schema.
+	Units int
 }
 
 func (f *Failure) Error() string { return "tool failure: " + f.Message }
