@@ -3,6 +3,7 @@ package sqlquery
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -28,6 +29,55 @@ const (
 	// DefaultMaxConns is the pool size per integration.
 	DefaultMaxConns = 4
 )
+
+// Options configure a SQL tool's executor. Zero values take the defaults.
+type Options struct {
+	// Allow lists the networks the SSRF guard lets through although they
+	// are private or loopback (the deployment's OUTBOUND_ALLOW_CIDRS).
+	Allow            []netip.Prefix
+	StatementTimeout time.Duration
+	LockTimeout      time.Duration
+	MaxConns         int // per integration
+}
+
+// WithDefaults fills the zero values of o.
+func (o Options) WithDefaults() Options {
+	if o.StatementTimeout <= 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	return o
+}
+
+// Statement is what a dialect's gate learned of a query it let through.
+type Statement struct {
+	// Params is the number of placeholders ($n, @pN): the highest n.
+	Params int
+}
+
+// Prepare returns what a run executes: the configured tool's stored query,
+// let through by the dialect's gate (a refusal is a 403: a bundle cannot
+// change a stored query), and the input's arguments for its placeholders.
+func Prepare(call tool.Call, gate func(query string) (Statement, error)) (string, []any, error) {
+	query, err := StoredQuery(call)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := gate(query)
+	if err != nil {
+		return "", nil, gateError(err)
+	}
+	args, err := Args(call, st.Params)
+	if err != nil {
+		return "", nil, err
+	}
+	return query, args, nil
+}
 
 // Refused is the gate's refusal of a query. Reason reads after the query's
 // name: "must be one statement: …", so a caller says "config.query
@@ -60,10 +110,10 @@ func StoredQuery(call tool.Call) (string, error) {
 	return s.Query, nil
 }
 
-// GateError is the run-time error for a stored query the gate refuses: the
+// gateError is the run-time error for a stored query the gate refuses: the
 // query predates today's gate or was stored around it, and a bundle cannot
 // change it, so it is a 403.
-func GateError(err error) error {
+func gateError(err error) error {
 	if r, ok := err.(*Refused); ok {
 		return apperr.Forbiddenf("the configured query %s", r.Reason)
 	}

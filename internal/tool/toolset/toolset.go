@@ -10,6 +10,7 @@ import (
 	"github.com/appruntime/appruntime/internal/tool/csvlookup"
 	"github.com/appruntime/appruntime/internal/tool/extract"
 	"github.com/appruntime/appruntime/internal/tool/python"
+	"github.com/appruntime/appruntime/internal/tool/sqlquery"
 	"github.com/appruntime/appruntime/internal/tool/sqlquery/mssql"
 	"github.com/appruntime/appruntime/internal/tool/sqlquery/postgres"
 	"github.com/appruntime/appruntime/internal/tool/translate"
@@ -21,12 +22,8 @@ import (
 // answers 501). Close releases the SQL tools' connection pools.
 func New(cfg *config.Config, box *crypt.Box, files csvlookup.Files) (set tool.Set, closeFunc func()) {
 	t := cfg.Tools
-	pg := postgres.New(box, postgres.Options{
-		Allow: cfg.OutboundAllow, StatementTimeout: t.SQLStatementTimeout, LockTimeout: t.SQLLockTimeout, MaxConns: int32(t.SQLMaxConns),
-	})
-	ms := mssql.New(box, mssql.Options{
-		Allow: cfg.OutboundAllow, StatementTimeout: t.SQLStatementTimeout, LockTimeout: t.SQLLockTimeout, MaxConns: t.SQLMaxConns,
-	})
+	sql := sqlquery.Options{Allow: cfg.OutboundAllow, StatementTimeout: t.SQLStatementTimeout, LockTimeout: t.SQLLockTimeout, MaxConns: t.SQLMaxConns}
+	pg, ms := postgres.New(box, sql), mssql.New(box, sql)
 	// A nil *LibreTranslate must not become a non-nil Provider.
 	var engine translate.Provider
 	if lt := translate.NewLibreTranslate(t.TranslateURL, t.TranslateAPIKey, cfg.OutboundAllow); lt != nil {

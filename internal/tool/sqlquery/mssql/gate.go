@@ -8,12 +8,6 @@ import (
 	"github.com/appruntime/appruntime/internal/tool/sqlquery"
 )
 
-// Statement is what the gate learned of a query it let through.
-type Statement struct {
-	// Params is the number of @pN placeholders (the highest N).
-	Params int
-}
-
 // deniedWords may not appear as bare words anywhere in a query (inside a
 // string or a [quoted] name they are text, not keywords), grouped by why.
 var deniedWords = wordReasons([]struct {
@@ -54,10 +48,10 @@ var placeholder = regexp.MustCompile(`(?i)^@p([1-9][0-9]*)$`)
 // anywhere but at the end, a GO), no denied word outside strings and quoted
 // names, no sequence (NEXT VALUE FOR), no variable but the @p1… placeholders
 // and @@ functions. A refusal is a *sqlquery.Refused.
-func Check(query string) (Statement, error) {
+func Check(query string) (sqlquery.Statement, error) {
 	tokens, err := tokenize(query)
 	if err != nil {
-		return Statement{}, err
+		return sqlquery.Statement{}, err
 	}
 	// Leading and trailing semicolons end nothing (";WITH" is a common habit).
 	for len(tokens) > 0 && tokens[0].kind == tokSemicolon {
@@ -67,7 +61,7 @@ func Check(query string) (Statement, error) {
 		tokens = tokens[:len(tokens)-1]
 	}
 	if len(tokens) == 0 {
-		return Statement{}, sqlquery.Refusef("is empty")
+		return sqlquery.Statement{}, sqlquery.Refusef("is empty")
 	}
 	first := 0
 	for first < len(tokens) && tokens[first].text == "(" {
@@ -79,20 +73,20 @@ func Check(query string) (Statement, error) {
 		if first < len(tokens) {
 			what = strings.ToUpper(tokens[first].text)
 		}
-		return Statement{}, sqlquery.Refusef("must be a SELECT or WITH statement, not %s", what)
+		return sqlquery.Statement{}, sqlquery.Refusef("must be a SELECT or WITH statement, not %s", what)
 	}
-	var st Statement
+	var st sqlquery.Statement
 	for i, tok := range tokens {
 		switch tok.kind {
 		case tokSemicolon:
-			return Statement{}, sqlquery.Refusef("must be one statement: it goes on after the ';' at byte %d", tok.pos)
+			return sqlquery.Statement{}, sqlquery.Refusef("must be one statement: it goes on after the ';' at byte %d", tok.pos)
 		case tokWord:
 			word := strings.ToUpper(tok.text)
 			if why, ok := deniedWords[word]; ok {
-				return Statement{}, sqlquery.Refusef("must be read-only: %s %s", word, why)
+				return sqlquery.Statement{}, sqlquery.Refusef("must be read-only: %s %s", word, why)
 			}
 			if word == "NEXT" && i+2 < len(tokens) && strings.EqualFold(tokens[i+1].text, "VALUE") && strings.EqualFold(tokens[i+2].text, "FOR") {
-				return Statement{}, sqlquery.Refusef("must be read-only: NEXT VALUE FOR changes a sequence")
+				return sqlquery.Statement{}, sqlquery.Refusef("must be read-only: NEXT VALUE FOR changes a sequence")
 			}
 		case tokVariable:
 			if strings.HasPrefix(tok.text, "@@") {
@@ -100,7 +94,7 @@ func Check(query string) (Statement, error) {
 			}
 			m := placeholder.FindStringSubmatch(tok.text)
 			if m == nil {
-				return Statement{}, sqlquery.Refusef("may not use the variable %s: only the placeholders @p1, @p2… are bound", tok.text)
+				return sqlquery.Statement{}, sqlquery.Refusef("may not use the variable %s: only the placeholders @p1, @p2… are bound", tok.text)
 			}
 			if n, err := strconv.Atoi(m[1]); err == nil && n > st.Params {
 				st.Params = n

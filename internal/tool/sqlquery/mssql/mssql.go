@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -25,15 +24,8 @@ import (
 // IntegrationKind is the integration kind whose DSN the tool connects with.
 const IntegrationKind = "mssql"
 
-// Options configure the executor. Zero values take sqlquery's defaults.
-type Options struct {
-	// Allow lists the networks the SSRF guard lets through although they
-	// are private or loopback (the deployment's OUTBOUND_ALLOW_CIDRS).
-	Allow            []netip.Prefix
-	StatementTimeout time.Duration
-	LockTimeout      time.Duration
-	MaxConns         int // per integration
-}
+// Options configure the executor.
+type Options = sqlquery.Options
 
 // Executor runs mssql_execute_query. It is safe for concurrent use; Close
 // ends its pools.
@@ -44,16 +36,7 @@ type Executor struct {
 
 // New returns an executor that opens integration secrets with box.
 func New(box *crypt.Box, opts Options) *Executor {
-	if opts.StatementTimeout <= 0 {
-		opts.StatementTimeout = sqlquery.DefaultStatementTimeout
-	}
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = sqlquery.DefaultLockTimeout
-	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = sqlquery.DefaultMaxConns
-	}
-	e := &Executor{opts: opts}
+	e := &Executor{opts: opts.WithDefaults()}
 	e.pools = sqlquery.NewPools(box, IntegrationKind, e.openPool, func(db *sql.DB) { _ = db.Close() })
 	return e
 }
@@ -85,15 +68,7 @@ func (e *Executor) openPool(dsn string) (*sql.DB, error) {
 
 // Run implements tool.Executor.
 func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	query, err := sqlquery.StoredQuery(call)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	st, err := Check(query)
-	if err != nil {
-		return tool.Result{}, sqlquery.GateError(err)
-	}
-	args, err := sqlquery.Args(call, st.Params)
+	query, args, err := sqlquery.Prepare(call, Check)
 	if err != nil {
 		return tool.Result{}, err
 	}

@@ -11,12 +11,6 @@ import (
 	"github.com/appruntime/appruntime/internal/tool/sqlquery"
 )
 
-// Statement is what the gate learned of a query it let through.
-type Statement struct {
-	// Params is the number of $n placeholders (the highest n).
-	Params int
-}
-
 // Check lets through exactly one SELECT or WITH statement that changes
 // nothing: no second statement; no INSERT, UPDATE, DELETE or MERGE anywhere
 // (a writable CTE included); no SELECT … INTO; no locking clause (FOR
@@ -24,13 +18,13 @@ type Statement struct {
 // function on the deny list. The whole parse tree is walked as the parser's
 // JSON, so a node nested where no one thought to look is still seen. A
 // refusal is a *sqlquery.Refused.
-func Check(query string) (Statement, error) {
+func Check(query string) (sqlquery.Statement, error) {
 	if strings.TrimSpace(query) == "" {
-		return Statement{}, sqlquery.Refusef("is empty")
+		return sqlquery.Statement{}, sqlquery.Refusef("is empty")
 	}
 	tree, err := pgquery.ParseToJSON(query)
 	if err != nil {
-		return Statement{}, sqlquery.Refusef("is not valid SQL: %v", err)
+		return sqlquery.Statement{}, sqlquery.Refusef("is not valid SQL: %v", err)
 	}
 	var parsed struct {
 		Stmts []struct {
@@ -38,28 +32,28 @@ func Check(query string) (Statement, error) {
 		} `json:"stmts"`
 	}
 	if err := json.Unmarshal([]byte(tree), &parsed); err != nil {
-		return Statement{}, sqlquery.Refusef("could not be read by the parser: %v", err)
+		return sqlquery.Statement{}, sqlquery.Refusef("could not be read by the parser: %v", err)
 	}
 	switch n := len(parsed.Stmts); {
 	case n == 0:
-		return Statement{}, sqlquery.Refusef("is empty")
+		return sqlquery.Statement{}, sqlquery.Refusef("is empty")
 	case n > 1:
-		return Statement{}, sqlquery.Refusef("must be one statement: it has %d", n)
+		return sqlquery.Statement{}, sqlquery.Refusef("must be one statement: it has %d", n)
 	}
 	for kind := range parsed.Stmts[0].Stmt {
 		if kind != "SelectStmt" {
-			return Statement{}, sqlquery.Refusef("must be a SELECT or WITH statement, not %s", statementName(kind))
+			return sqlquery.Statement{}, sqlquery.Refusef("must be a SELECT or WITH statement, not %s", statementName(kind))
 		}
 	}
 	var root any
 	dec := json.NewDecoder(strings.NewReader(tree))
 	dec.UseNumber()
 	if err := dec.Decode(&root); err != nil {
-		return Statement{}, sqlquery.Refusef("could not be read by the parser: %v", err)
+		return sqlquery.Statement{}, sqlquery.Refusef("could not be read by the parser: %v", err)
 	}
-	var st Statement
+	var st sqlquery.Statement
 	if err := walk(root, &st); err != nil {
-		return Statement{}, err
+		return sqlquery.Statement{}, err
 	}
 	return st, nil
 }
@@ -68,7 +62,7 @@ func Check(query string) (Statement, error) {
 // under its type's name (capitalised: "DeleteStmt", "FuncCall"), and a field
 // is lower camel case ("intoClause"); a few fields hold their node unwrapped,
 // so both are looked at.
-func walk(v any, st *Statement) error {
+func walk(v any, st *sqlquery.Statement) error {
 	switch x := v.(type) {
 	case []any:
 		for _, e := range x {
@@ -95,7 +89,7 @@ func walk(v any, st *Statement) error {
 }
 
 // checkNode checks one key of the tree and its value.
-func checkNode(key string, value any, st *Statement) error {
+func checkNode(key string, value any, st *sqlquery.Statement) error {
 	switch {
 	case key == "intoClause":
 		return sqlquery.Refusef("must be read-only: SELECT … INTO creates a table")

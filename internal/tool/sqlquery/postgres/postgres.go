@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,15 +21,8 @@ import (
 // IntegrationKind is the integration kind whose DSN the tool connects with.
 const IntegrationKind = "postgres"
 
-// Options configure the executor. Zero values take sqlquery's defaults.
-type Options struct {
-	// Allow lists the networks the SSRF guard lets through although they
-	// are private or loopback (the deployment's OUTBOUND_ALLOW_CIDRS).
-	Allow            []netip.Prefix
-	StatementTimeout time.Duration
-	LockTimeout      time.Duration
-	MaxConns         int32 // per integration
-}
+// Options configure the executor.
+type Options = sqlquery.Options
 
 // Executor runs postgres_execute_query. It is safe for concurrent use;
 // Close ends its pools.
@@ -42,16 +33,7 @@ type Executor struct {
 
 // New returns an executor that opens integration secrets with box.
 func New(box *crypt.Box, opts Options) *Executor {
-	if opts.StatementTimeout <= 0 {
-		opts.StatementTimeout = sqlquery.DefaultStatementTimeout
-	}
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = sqlquery.DefaultLockTimeout
-	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = sqlquery.DefaultMaxConns
-	}
-	e := &Executor{opts: opts}
+	e := &Executor{opts: opts.WithDefaults()}
 	e.pools = sqlquery.NewPools(box, IntegrationKind, e.openPool, (*pgxpool.Pool).Close)
 	return e
 }
@@ -66,7 +48,7 @@ func (e *Executor) openPool(dsn string) (*pgxpool.Pool, error) {
 		// The parse error may quote the DSN, password included.
 		return nil, errors.New("the DSN is not a valid Postgres connection string")
 	}
-	cfg.MaxConns = e.opts.MaxConns
+	cfg.MaxConns = int32(e.opts.MaxConns)
 	cc := cfg.ConnConfig
 	// Every host of the DSN (fallbacks included) is dialed through the guard;
 	// a unix socket is refused by it as a network other than TCP.
@@ -95,15 +77,7 @@ func (e *Executor) openPool(dsn string) (*pgxpool.Pool, error) {
 
 // Run implements tool.Executor.
 func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	query, err := sqlquery.StoredQuery(call)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	st, err := Check(query)
-	if err != nil {
-		return tool.Result{}, sqlquery.GateError(err)
-	}
-	args, err := sqlquery.Args(call, st.Params)
+	query, args, err := sqlquery.Prepare(call, Check)
 	if err != nil {
 		return tool.Result{}, err
 	}
