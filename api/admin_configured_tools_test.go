@@ -231,7 +231,7 @@ func TestConfiguredToolRefusals(t *testing.T) {
 		{"mssql on a postgres integration", f.tool("mssql_execute_query", map[string]any{"query": "SELECT 1"}, pg), "needs a mssql one"},
 		{"sql two statements", f.tool("postgres_execute_query", map[string]any{"query": "SELECT 1; DROP TABLE invoices"}, pg), "config.query must be one statement"},
 		{"sql delete", f.tool("postgres_execute_query", map[string]any{"query": "DELETE FROM invoices"}, pg), "config.query must be a SELECT or WITH statement"},
-		{"sql select into", f.tool("postgres_execute_query", map[string]any{"query": "SELECT * INTO copy FROM invoices"}, pg), "config.query must be read-only: INTO is not allowed"},
+		{"sql select into", f.tool("postgres_execute_query", map[string]any{"query": "SELECT * INTO copy FROM invoices"}, pg), "config.query must be read-only: SELECT … INTO creates a table"},
 		{"extraction without instructions", f.tool("structured_data_extraction", map[string]any{"output_schema": map[string]any{"type": "object"}}, nil), "config.instructions is required for structured_data_extraction"},
 		{"extraction without schema", f.tool("structured_data_extraction", map[string]any{"instructions": "x"}, nil), "config.output_schema is required for structured_data_extraction"},
 		{"extraction bad schema", f.tool("structured_data_extraction", map[string]any{"instructions": "x", "output_schema": map[string]any{"type": 5}}, nil), "config.output_schema is not a valid JSON Schema"},

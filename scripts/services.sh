@@ -2,7 +2,8 @@
 # Makes PostgreSQL and Redis reachable on 127.0.0.1 for the tests and the
 # non-embedded modes: uses running servers; else starts installed ones; else
 # installs them with apt-get and starts them. Creates the test database.
-# Installs Chromium for the console's browser test when it is missing.
+# Installs Chromium for the console's browser test and bubblewrap for the
+# python_code_tool sandbox when they are missing.
 # Safe to run any number of times.
 set -euo pipefail
 
@@ -74,3 +75,6 @@ if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_re
 
 # The console's browser test drives Debian's Chromium (console/browser_test.go).
 [ -x /usr/bin/chromium ] || apt_install chromium
+
+# python_code_tool runs scripts under bubblewrap (internal/tool/python).
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap

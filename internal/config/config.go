@@ -52,6 +52,9 @@ type Config struct {
 	LLMAPIKey  string
 	LLMModel   string
 
+	// Tools configures the executors of /run (internal/tool/...).
+	Tools Tools
+
 	WorkerConcurrency int
 	LookupConcurrency int           // process-wide bulkhead for lookups
 	LookupWait        time.Duration // how long a lookup waits for the bulkhead before 503
@@ -59,6 +62,39 @@ type Config struct {
 
 	LogLevel slog.Level
 }
+
+// Tools configures the executors of the base tools a bundle runs through
+// /run. A provider left unset makes its tool answer 501.
+type Tools struct {
+	PythonBin              string        // PYTHON_BIN: the interpreter, under /usr
+	PythonBwrap            string        // PYTHON_BWRAP: the bubblewrap binary
+	PythonAllowUnsandboxed bool          // PYTHON_ALLOW_UNSANDBOXED: run scripts without bwrap when it is missing
+	PythonCPUTime          time.Duration // PYTHON_CPU_TIME: CPU time per run
+	PythonMemoryBytes      int64         // PYTHON_MEMORY_MB: address space per run
+	PythonFileBytes        int64         // PYTHON_FILE_MB: largest file a script writes, and its /tmp
+	PythonMaxProcesses     int           // PYTHON_MAX_PROCESSES: processes and threads per run
+
+	CSVMaxFileBytes int64 // CSV_MAX_FILE_MB: largest CSV indexed
+	CSVCacheBytes   int64 // CSV_CACHE_MB: memory for parsed and indexed CSV files
+
+	SQLStatementTimeout time.Duration // SQL_STATEMENT_TIMEOUT
+	SQLLockTimeout      time.Duration // SQL_LOCK_TIMEOUT
+	SQLMaxConns         int           // SQL_MAX_CONNS: pool size per integration
+
+	TranslateURL    string // TRANSLATE_URL: a LibreTranslate-compatible engine; empty: translate_text is 501
+	TranslateAPIKey string // TRANSLATE_API_KEY
+
+	ExtractionBaseURL string // EXTRACTION_BASE_URL (default LLM_BASE_URL); empty: extraction is 501
+	ExtractionAPIKey  string // EXTRACTION_API_KEY (default LLM_API_KEY)
+	ExtractionModel   string // EXTRACTION_MODEL (default LLM_MODEL)
+}
+
+// Bounds of the tool settings: a run's CPU time fits the script queue's
+// 900 s deadline, a statement the lookup queue's 60 s.
+const (
+	MaxPythonCPUTime       = 900 * time.Second
+	MaxSQLStatementTimeout = 60 * time.Second
+)
 
 // Key is one entry of a key ring.
 type Key struct {
@@ -114,6 +150,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
 	c.BundleBaseURL = r.url("BUNDLE_BASE_URL", strings.TrimRight(c.PublicAPIURL, "/")+"/bundles")
+	c.Tools = r.tools(c)
 	c.SessionKeys = r.keyRing("SESSION_KEYS")
 	c.SecretsKey = r.key("SECRETS_KEY")
 	c.ConsoleKey = r.key("CONSOLE_SESSION_KEY")
@@ -145,6 +182,37 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		return nil, errors.Join(r.errs...)
 	}
 	return c, nil
+}
+
+// tools reads the tool settings; the extraction model defaults to the LLM's.
+func (r *reader) tools(c *Config) Tools {
+	const mib = 1 << 20
+	t := Tools{
+		PythonBin:              r.str("PYTHON_BIN", "/usr/bin/python3"),
+		PythonBwrap:            r.str("PYTHON_BWRAP", "bwrap"),
+		PythonAllowUnsandboxed: r.bool("PYTHON_ALLOW_UNSANDBOXED"),
+		PythonCPUTime:          r.durationIn("PYTHON_CPU_TIME", 60*time.Second, time.Second, MaxPythonCPUTime),
+		PythonMemoryBytes:      int64(r.int("PYTHON_MEMORY_MB", 512, 64, 1<<16)) * mib,
+		PythonFileBytes:        int64(r.int("PYTHON_FILE_MB", 64, 1, 1<<12)) * mib,
+		PythonMaxProcesses:     r.int("PYTHON_MAX_PROCESSES", 32, 1, 4096),
+		CSVMaxFileBytes:        int64(r.int("CSV_MAX_FILE_MB", 64, 1, 1<<12)) * mib,
+		CSVCacheBytes:          int64(r.int("CSV_CACHE_MB", 256, 1, 1<<16)) * mib,
+		SQLStatementTimeout:    r.durationIn("SQL_STATEMENT_TIMEOUT", 30*time.Second, 100*time.Millisecond, MaxSQLStatementTimeout),
+		SQLLockTimeout:         r.durationIn("SQL_LOCK_TIMEOUT", 5*time.Second, 10*time.Millisecond, MaxSQLStatementTimeout),
+		SQLMaxConns:            r.int("SQL_MAX_CONNS", 4, 1, 100),
+		TranslateURL:           r.url("TRANSLATE_URL", ""),
+		TranslateAPIKey:        r.getenv("TRANSLATE_API_KEY"),
+		ExtractionBaseURL:      r.url("EXTRACTION_BASE_URL", c.LLMBaseURL),
+		ExtractionAPIKey:       r.str("EXTRACTION_API_KEY", c.LLMAPIKey),
+		ExtractionModel:        r.str("EXTRACTION_MODEL", c.LLMModel),
+	}
+	if !strings.HasPrefix(t.PythonBin, "/") {
+		r.fail("PYTHON_BIN", fmt.Sprintf("want an absolute path such as /usr/bin/python3, got %q", t.PythonBin))
+	}
+	if t.SQLLockTimeout > t.SQLStatementTimeout {
+		r.fail("SQL_LOCK_TIMEOUT", fmt.Sprintf("%s is longer than SQL_STATEMENT_TIMEOUT (%s), which would end the wait first", t.SQLLockTimeout, t.SQLStatementTimeout))
+	}
+	return t
 }
 
 // Dialect names a SQL database family.
@@ -266,6 +334,28 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// durationIn reads a duration between lo and hi.
+func (r *reader) durationIn(name string, def, lo, hi time.Duration) time.Duration {
+	d := r.duration(name, def)
+	if d < lo || d > hi {
+		r.fail(name, fmt.Sprintf("want a duration from %s to %s, got %s", lo, hi, d))
+		return def
+	}
+	return d
+}
+
+// bool reads true or false (also 1/0, yes/no); unset is false.
+func (r *reader) bool(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(r.getenv(name))) {
+	case "", "false", "0", "no":
+		return false
+	case "true", "1", "yes":
+		return true
+	}
+	r.fail(name, fmt.Sprintf("want true or false, got %q", r.getenv(name)))
+	return false
 }
 
 func (r *reader) level(name string) slog.Level {

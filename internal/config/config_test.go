@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,6 +66,16 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"duration", "LOOKUP_WAIT", "soon", "LOOKUP_WAIT"},
 		{"number", "WORKER_CONCURRENCY", "0", "WORKER_CONCURRENCY"},
 		{"public url", "PUBLIC_API_URL", "ftp://x", "PUBLIC_API_URL"},
+		{"python path", "PYTHON_BIN", "python3", "PYTHON_BIN"},
+		{"unsandboxed", "PYTHON_ALLOW_UNSANDBOXED", "maybe", "PYTHON_ALLOW_UNSANDBOXED"},
+		{"cpu time", "PYTHON_CPU_TIME", "20m", "PYTHON_CPU_TIME"},
+		{"memory", "PYTHON_MEMORY_MB", "8", "PYTHON_MEMORY_MB"},
+		{"processes", "PYTHON_MAX_PROCESSES", "-1", "PYTHON_MAX_PROCESSES"},
+		{"csv cache", "CSV_CACHE_MB", "lots", "CSV_CACHE_MB"},
+		{"statement timeout", "SQL_STATEMENT_TIMEOUT", "2m", "SQL_STATEMENT_TIMEOUT"},
+		{"lock over statement", "SQL_LOCK_TIMEOUT", "45s", "SQL_LOCK_TIMEOUT"},
+		{"translate url", "TRANSLATE_URL", "libretranslate:5000", "TRANSLATE_URL"},
+		{"extraction url", "EXTRACTION_BASE_URL", "ftp://model", "EXTRACTION_BASE_URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +105,41 @@ func TestRequiredVariablesPerRole(t *testing.T) {
 	c, err := config.Load(config.RoleDev, env(map[string]string{}))
 	require.NoError(t, err, "dev fills everything with embedded defaults")
 	require.Empty(t, c.RedisURL)
+}
+
+func TestToolSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Equal(t, config.Tools{
+		PythonBin: "/usr/bin/python3", PythonBwrap: "bwrap", PythonCPUTime: time.Minute,
+		PythonMemoryBytes: 512 << 20, PythonFileBytes: 64 << 20, PythonMaxProcesses: 32,
+		CSVMaxFileBytes: 64 << 20, CSVCacheBytes: 256 << 20,
+		SQLStatementTimeout: 30 * time.Second, SQLLockTimeout: 5 * time.Second, SQLMaxConns: 4,
+		ExtractionModel: "gpt-4o-mini",
+	}, c.Tools, "the defaults: no translation engine, no extraction model")
+
+	e := validAPI()
+	e["LLM_BASE_URL"], e["LLM_API_KEY"], e["LLM_MODEL"] = "https://llm.example/v1", "sk-1", "small"
+	e["PYTHON_ALLOW_UNSANDBOXED"], e["PYTHON_CPU_TIME"], e["PYTHON_MEMORY_MB"] = "true", "5m", "1024"
+	e["TRANSLATE_URL"], e["TRANSLATE_API_KEY"] = "https://translate.example/", "lt-1"
+	e["SQL_STATEMENT_TIMEOUT"], e["SQL_LOCK_TIMEOUT"] = "10s", "10s"
+	c, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.True(t, c.Tools.PythonAllowUnsandboxed)
+	require.Equal(t, 5*time.Minute, c.Tools.PythonCPUTime)
+	require.EqualValues(t, 1<<30, c.Tools.PythonMemoryBytes)
+	require.Equal(t, "https://translate.example", c.Tools.TranslateURL)
+	require.Equal(t, "lt-1", c.Tools.TranslateAPIKey)
+	require.Equal(t, 10*time.Second, c.Tools.SQLLockTimeout)
+	require.Equal(t, []string{"https://llm.example/v1", "sk-1", "small"},
+		[]string{c.Tools.ExtractionBaseURL, c.Tools.ExtractionAPIKey, c.Tools.ExtractionModel}, "extraction defaults to the LLM settings")
+
+	e["EXTRACTION_BASE_URL"], e["EXTRACTION_MODEL"] = "https://vision.example/v1", "vision"
+	c, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://vision.example/v1", "sk-1", "vision"},
+		[]string{c.Tools.ExtractionBaseURL, c.Tools.ExtractionAPIKey, c.Tools.ExtractionModel})
 }
 
 func TestParseDatabaseURL(t *testing.T) {

@@ -105,3 +105,13 @@ func jsonNumeric(n pgtype.Numeric) any {
 	}
 	return json.Number(b)
 }
+
+// JSONPostgresValue renders a value pgx read from a column of type oid the
+// way the data source's replies do, for other readers of Postgres rows (the
+// postgres_execute_query tool).
+func JSONPostgresValue(v any, oid uint32) any { return jsonPostgresValue(v, oid) }
+
+// JSONValue renders a value read from a database/sql driver the way the
+// data source's replies do, for other readers of rows (the
+// mssql_execute_query tool).
+func JSONValue(v any) any { return jsonValue(v) }

@@ -76,3 +76,47 @@ func TestCompleteJSON(t *testing.T) {
 		require.False(t, strings.Contains(err.Error(), "sk-1"), "the key never appears in errors")
 	}
 }
+
+func TestCompleteSchemaSendsPartsAndTheSchema(t *testing.T) {
+	t.Parallel()
+	var got map[string]any
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		if status != http.StatusOK {
+			_, _ = w.Write([]byte(`{"error":{"message":"slow down"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"choices":[{"finish_reason":"stop","message":{"content":"{\"total\":12}"}}]}`))
+	}))
+	defer srv.Close()
+	c := llm.New(srv.URL, "", "default-model").WithTimeout(0)
+	schema := json.RawMessage(`{"type":"object","properties":{"total":{"type":"number"}}}`)
+	out, err := c.CompleteSchema(context.Background(), "big-model", "extraction", schema, []llm.Message{
+		{Role: "system", Content: "extract"},
+		{Role: "user", Parts: []llm.Part{llm.TextPart("page 1"), llm.FilePart("a.pdf", "application/pdf", []byte("%PDF")), llm.ImagePart("image/png", []byte{1, 2})}},
+	})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"total":12}`, string(out))
+	require.Equal(t, "big-model", got["model"], "the call's model overrides the client's")
+	require.Equal(t, map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "extraction",
+		"schema": map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}}}}, got["response_format"])
+	require.Equal(t, []any{
+		map[string]any{"role": "system", "content": "extract"},
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "page 1"},
+			map[string]any{"type": "file", "file": map[string]any{"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERg=="}},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AQI="}},
+		}},
+	}, got["messages"])
+
+	status = http.StatusTooManyRequests
+	_, err = c.CompleteSchema(context.Background(), "", "extraction", schema, []llm.Message{{Role: "user", Content: "x"}})
+	var se *llm.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusTooManyRequests, se.Status)
+	require.Equal(t, "slow down", se.Message)
+	require.Equal(t, "default-model", got["model"])
+}

@@ -40,21 +40,32 @@ func TestCheckReadOnlyQuery(t *testing.T) {
 		{pg, "SELECT 1; DROP TABLE invoices", "must be one statement"},
 		{pg, "DELETE FROM invoices", "must be a SELECT or WITH statement"},
 		{pg, "UPDATE t SET a = 1", "must be a SELECT or WITH statement"},
-		{pg, "EXPLAIN ANALYZE SELECT 1", "must be a SELECT or WITH statement"},
-		{pg, "SELECT * INTO backup FROM invoices", "INTO is not allowed"},
-		{pg, "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "DELETE is not allowed"},
-		{pg, "SELECT * FROM t FOR UPDATE", "UPDATE is not allowed"},
-		{pg, "select set_config('a','b',false), 1; ", ""},
-		{pg, "SELECT 1 /* unterminated", ""},
+		{pg, "EXPLAIN ANALYZE SELECT 1", "must be a SELECT or WITH statement, not EXPLAIN"},
+		{pg, "EXPLAIN ANALYZE DELETE FROM t", "must be a SELECT or WITH statement, not EXPLAIN"},
+		{pg, "COPY t TO PROGRAM 'x'", "must be a SELECT or WITH statement, not COPY"},
+		{pg, "SELECT * INTO backup FROM invoices", "must be read-only: SELECT … INTO creates a table"},
+		{pg, "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "must be read-only: DELETE is not allowed"},
+		{pg, "SELECT * FROM t FOR UPDATE", "must be read-only: FOR UPDATE locks rows"},
+		// The lexical check that came before the parser let these through.
+		{pg, "select set_config('a','b',false), 1; ", "config.query may not call set_config()"},
+		{pg, "SELECT nextval('s')", "config.query may not call nextval()"},
+		{pg, "SELECT pg_terminate_backend(1)", "config.query may not call pg_terminate_backend()"},
+		{pg, "SELECT 1 /* unterminated", "config.query is not valid SQL"},
+		{pg, "SELEC 1", "config.query is not valid SQL"},
+		{ms, "SELECT 'unterminated", "config.query has an unterminated string"},
+		{ms, "SELECT 1\nGO\nSELECT 2", "GO separates batches"},
+		{ms, "SELECT NEXT VALUE FOR s", "NEXT VALUE FOR changes a sequence"},
 		// Each of these is two or three statements to Postgres: a '$' inside
 		// an identifier opens no dollar quote, a type name ending in e is no
-		// E'' prefix, '[' quotes nothing, comments nest, and a backslash
-		// escapes a quote when standard_conforming_strings is off.
+		// E'' prefix, '[' quotes nothing, and comments nest.
 		{pg, "SELECT 1 AS x$y$; DELETE FROM t; SELECT 1 AS z$y$", "must be one statement"},
 		{pg, "SELECT name'\\'; DELETE FROM t; SELECT '\\'", "must be one statement"},
 		{pg, "SELECT (ARRAY[1,2])[length(']')]; DELETE FROM t; SELECT 1 -- ]", "must be one statement"},
 		{pg, "SELECT 1 /* /* */ ' */; DELETE FROM t; SELECT 1 AS x --'", "must be one statement"},
-		{pg, "SELECT 'a\\' ' ; DELETE FROM t; SELECT 1 --'", "must be one statement"},
+		// With standard_conforming_strings off a backslash would escape the
+		// quote and make this three statements; the parser reads it as the
+		// executor's sessions do (the setting on), where it is not SQL at all.
+		{pg, "SELECT 'a\\' ' ; DELETE FROM t; SELECT 1 --'", "config.query is not valid SQL"},
 		{ms, "SELECT 1 /* /* */ ' */; DELETE FROM t; SELECT 1 AS x --'", "must be one statement"},
 		{ms, "SELECT 'a\\'; DELETE FROM t; SELECT '\\'", "must be one statement"},
 		{ms, "SELECT [x] FROM t; EXEC sp_who", "must be one statement"},

@@ -72,15 +72,29 @@ func CheckParams(schema *jsonschema.Schema, params json.RawMessage) error {
 	if err != nil {
 		return apperr.Invalidf("params is not valid JSON: %v", err)
 	}
-	err = schema.Validate(value)
+	mismatch, err := Mismatch(schema, value)
+	if err != nil {
+		return err
+	}
+	if mismatch != "" {
+		return apperr.Invalidf("params do not match the input schema: %s", mismatch)
+	}
+	return nil
+}
+
+// Mismatch validates a value decoded by jsonschema.UnmarshalJSON against
+// schema and says where and why it fails ("at '/total': …; at '/vendor':
+// …"), or "" when it matches.
+func Mismatch(schema *jsonschema.Schema, value any) (string, error) {
+	err := schema.Validate(value)
 	if err == nil {
-		return nil
+		return "", nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("toolconfig: validate params: %w", err)
+		return "", fmt.Errorf("toolconfig: validate: %w", err)
 	}
-	return apperr.Invalidf("params do not match the input schema: %s", strings.Join(leafMessages(ve, maxSchemaErrors), "; "))
+	return strings.Join(leafMessages(ve, maxSchemaErrors), "; "), nil
 }
 
 // printer renders the validator's messages in English.

@@ -1,0 +1,454 @@
+package csvlookup
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/models"
+)
+
+// Limits of the tool.
+const (
+	// MaxMatches caps the rows a lookup returns; the rest are cut and
+	// truncated is set.
+	MaxMatches = 100
+	// MaxCriteria bounds the criteria of one lookup.
+	MaxCriteria = 20
+	// DefaultMaxFileBytes is the largest CSV file indexed.
+	DefaultMaxFileBytes = 64 << 20
+	// DefaultCacheBytes bounds the memory the parsed files and their
+	// indexes may take, estimated.
+	DefaultCacheBytes = 256 << 20
+)
+
+// FileRef names one version of a stored file. Version changes whenever the
+// bytes do (a content hash or an upload id), so a version is parsed once.
+type FileRef struct {
+	ID      string
+	Version string
+}
+
+// Files is where the CSV a configured tool names is found.
+type Files interface {
+	// Current returns the newest version of the file called name that the
+	// configured tool t reads, or an apperr not_found error when there is
+	// none yet.
+	Current(ctx context.Context, t *models.ConfiguredTool, name string) (FileRef, error)
+	// Open returns the bytes of a version.
+	Open(ctx context.Context, ref FileRef) (io.ReadCloser, error)
+}
+
+// Options configure the executor. Zero values take the defaults.
+type Options struct {
+	MaxFileBytes int64
+	CacheBytes   int64
+}
+
+// Executor runs csv_lookup_tool. It is safe for concurrent use.
+type Executor struct {
+	files Files
+	opts  Options
+	cache *cache
+	loads singleflight.Group
+
+	parsed  atomic.Int64
+	indexed atomic.Int64
+}
+
+// New returns an executor reading files from files.
+func New(files Files, opts Options) *Executor {
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = DefaultCacheBytes
+	}
+	return &Executor{files: files, opts: opts, cache: newCache(opts.CacheBytes)}
+}
+
+// Stats counts the work behind the lookups so far.
+type Stats struct {
+	// FilesParsed counts file versions read and parsed.
+	FilesParsed int64
+	// ColumnsIndexed counts columns indexed, over all versions.
+	ColumnsIndexed int64
+	// CachedBytes estimates the memory the cached versions take now.
+	CachedBytes int64
+}
+
+// Stats returns the counts so far.
+func (e *Executor) Stats() Stats {
+	return Stats{FilesParsed: e.parsed.Load(), ColumnsIndexed: e.indexed.Load(), CachedBytes: e.cache.bytes()}
+}
+
+// settings is a csv_lookup_tool's stored config. matching_strategy is
+// pinned to exact for runs: the LLM strategy is unreachable from a bundle.
+type settings struct {
+	FileName string `json:"file_name"`
+}
+
+// input is what a bundle supplies.
+type input struct {
+	MatchCriteria map[string]json.RawMessage `json:"match_criteria"`
+	ReturnColumns []string                   `json:"return_columns"`
+}
+
+// output is a lookup's result.
+type output struct {
+	Rows      []map[string]string `json:"rows"`
+	RowCount  int                 `json:"row_count"`
+	Truncated bool                `json:"truncated"`
+}
+
+// Run implements tool.Executor.
+func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var cfg settings
+	if err := tool.Settings(call, &cfg); err != nil {
+		return tool.Result{}, err
+	}
+	if strings.TrimSpace(cfg.FileName) == "" {
+		return tool.Result{}, apperr.Invalidf("configured tool %q names no file", call.Tool.DisplayName)
+	}
+	var in input
+	if err := tool.DecodeInput(call.Input, &in); err != nil {
+		return tool.Result{}, err
+	}
+	criteria, err := criteriaOf(in.MatchCriteria)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	ref, err := e.files.Current(ctx, call.Tool, cfg.FileName)
+	if apperr.Is(err, apperr.NotFound) {
+		return tool.Result{}, tool.Failf("the CSV file %q is not available yet", cfg.FileName)
+	}
+	if err != nil {
+		return tool.Result{}, err
+	}
+	t, err := e.table(ctx, ref, cfg.FileName)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	out, err := t.lookup(criteria, in.ReturnColumns, &e.indexed)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("csvlookup: encode: %w", err)
+	}
+	return tool.Result{Output: raw}, nil
+}
+
+// criterion is one column that must hold exactly value.
+type criterion struct {
+	column, value string
+}
+
+// criteriaOf turns match_criteria into criteria in column order. A value is
+// matched as the text the cell holds: a string as it is, a number as
+// written, true/false, and null as an empty cell.
+func criteriaOf(raw map[string]json.RawMessage) ([]criterion, error) {
+	if len(raw) == 0 {
+		return nil, apperr.Invalidf("input.match_criteria must name at least one column and the value it must hold")
+	}
+	if len(raw) > MaxCriteria {
+		return nil, apperr.Invalidf("input.match_criteria has %d columns; at most %d", len(raw), MaxCriteria)
+	}
+	out := make([]criterion, 0, len(raw))
+	for col, v := range raw {
+		var value any
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(&value); err != nil {
+			return nil, apperr.Invalidf("input.match_criteria.%s is not valid JSON", col)
+		}
+		switch x := value.(type) {
+		case string:
+			out = append(out, criterion{col, x})
+		case json.Number:
+			out = append(out, criterion{col, x.String()})
+		case bool:
+			out = append(out, criterion{col, fmt.Sprint(x)})
+		case nil:
+			out = append(out, criterion{col, ""})
+		default:
+			return nil, apperr.Invalidf("input.match_criteria.%s must be a string, number, boolean or null", col)
+		}
+	}
+	slices.SortFunc(out, func(a, b criterion) int { return strings.Compare(a.column, b.column) })
+	return out, nil
+}
+
+// table returns the parsed version ref, reading it at most once however
+// many lookups ask for it at the same time.
+func (e *Executor) table(ctx context.Context, ref FileRef, name string) (*table, error) {
+	key := ref.ID + "@" + ref.Version
+	if t := e.cache.get(key); t != nil {
+		return t, nil
+	}
+	v, err, _ := e.loads.Do(key, func() (any, error) {
+		if t := e.cache.get(key); t != nil {
+			return t, nil
+		}
+		// The parse is shared: it must not fail because the first caller's
+		// deadline passed while others still wait.
+		t, err := e.parse(context.WithoutCancel(ctx), ref, name)
+		if err != nil {
+			return nil, err
+		}
+		e.parsed.Add(1)
+		e.cache.put(key, t)
+		return t, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*table), nil
+}
+
+// parse reads and parses one version.
+func (e *Executor) parse(ctx context.Context, ref FileRef, name string) (*table, error) {
+	rc, err := e.files.Open(ctx, ref)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, tool.Failf("the CSV file %q is not available yet", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, e.opts.MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("csvlookup: read %s: %w", name, err)
+	}
+	if int64(len(data)) > e.opts.MaxFileBytes {
+		return nil, tool.Failf("the CSV file %q is larger than %d MiB, the most this tool indexes", name, e.opts.MaxFileBytes>>20)
+	}
+	t, err := parseTable(data)
+	if err != nil {
+		return nil, tool.Failf("the CSV file %q cannot be read: %v", name, err)
+	}
+	return t, nil
+}
+
+// table is one parsed file version, laid out without pointers so that a
+// cache of large files costs the garbage collector nothing to scan: every
+// cell's text is in one string, and the cells are found by offsets.
+type table struct {
+	header  []string
+	columns map[string]int // name → position; the first of duplicate names wins
+	data    string         // every cell's text, row after row
+	ends    []uint32       // ends[i] is where cell i ends in data
+	rowAt   []uint32       // row r's cells are rowAt[r] ≤ i < rowAt[r+1]
+	seed    maphash.Seed
+	size    int64 // estimated bytes, indexes included
+
+	// grew, set by the cache before the table is used, is told the
+	// estimated size of each index built.
+	grew func(delta int64)
+
+	mu      sync.Mutex
+	indexes map[int]*index // by column
+}
+
+// index maps a hash of a column's value to the rows holding it, in row
+// order: rows[at.start : at.start+at.n]. Rows are compared cell by cell
+// afterwards, so a collision costs a comparison, never a wrong answer.
+type index struct {
+	spans map[uint64]span
+	rows  []int32
+}
+
+type span struct{ start, n uint32 }
+
+// parseTable parses a CSV whose first record is its header. Rows may be
+// shorter or longer than the header (missing cells are empty).
+func parseTable(data []byte) (*table, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("it is empty")
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &table{header: header, columns: map[string]int{}, seed: maphash.MakeSeed(), indexes: map[int]*index{}}
+	for i, h := range header {
+		if _, dup := t.columns[h]; !dup {
+			t.columns[h] = i
+		}
+	}
+	r.ReuseRecord = true
+	var text strings.Builder
+	text.Grow(len(data))
+	t.rowAt = append(t.rowAt, 0)
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rec {
+			text.WriteString(c)
+			t.ends = append(t.ends, uint32(text.Len()))
+		}
+		t.rowAt = append(t.rowAt, uint32(len(t.ends)))
+	}
+	t.data = text.String()
+	t.size = int64(len(t.data)) + 4*int64(len(t.ends)) + 4*int64(len(t.rowAt))
+	return t, nil
+}
+
+func (t *table) rowCount() int { return len(t.rowAt) - 1 }
+
+// column returns the position of a named column, or a 400 listing them.
+func (t *table) column(name, field string) (int, error) {
+	if i, ok := t.columns[name]; ok {
+		return i, nil
+	}
+	names := t.header
+	more := ""
+	if len(names) > 20 {
+		names, more = names[:20], ", …"
+	}
+	return 0, apperr.Invalidf("%s names column %q, which the CSV file does not have (it has %s%s)", field, name, strings.Join(quoteAll(names), ", "), more)
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+func (t *table) cell(row, col int) string {
+	i := t.rowAt[row] + uint32(col)
+	if i >= t.rowAt[row+1] {
+		return ""
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = t.ends[i-1]
+	}
+	return t.data[start:t.ends[i]]
+}
+
+// index returns the index of column col, building it on first use.
+func (t *table) index(col int, built *atomic.Int64) *index {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if idx, ok := t.indexes[col]; ok {
+		return idx
+	}
+	n := t.rowCount()
+	hashes := make([]uint64, n)
+	counts := make(map[uint64]uint32)
+	for r := range n {
+		hashes[r] = maphash.String(t.seed, t.cell(r, col))
+		counts[hashes[r]]++
+	}
+	idx := &index{spans: make(map[uint64]span, len(counts)), rows: make([]int32, n)}
+	next := uint32(0)
+	for h, c := range counts {
+		idx.spans[h] = span{start: next}
+		next += c
+	}
+	for r, h := range hashes {
+		sp := idx.spans[h]
+		idx.rows[sp.start+sp.n] = int32(r)
+		sp.n++
+		idx.spans[h] = sp
+	}
+	t.indexes[col] = idx
+	built.Add(1)
+	if t.grew != nil {
+		t.grew(4*int64(n) + 32*int64(len(idx.spans))) // rows, and the map's slots with their overhead
+	}
+	return idx
+}
+
+// candidates are the rows whose cell in the index's column may hold value.
+func (idx *index) candidates(seed maphash.Seed, value string) []int32 {
+	sp, ok := idx.spans[maphash.String(seed, value)]
+	if !ok {
+		return nil
+	}
+	return idx.rows[sp.start : sp.start+sp.n]
+}
+
+// lookup returns the rows matching every criterion, with returnColumns (all
+// columns when none are named).
+func (t *table) lookup(criteria []criterion, returnColumns []string, built *atomic.Int64) (output, error) {
+	cols := make([]int, len(criteria))
+	for i, c := range criteria {
+		col, err := t.column(c.column, "input.match_criteria")
+		if err != nil {
+			return output{}, err
+		}
+		cols[i] = col
+	}
+	if len(returnColumns) == 0 {
+		returnColumns = t.header
+	}
+	ret := make([]int, len(returnColumns))
+	for i, name := range returnColumns {
+		col, err := t.column(name, "input.return_columns")
+		if err != nil {
+			return output{}, err
+		}
+		ret[i] = col
+	}
+	// Start from the criterion with the fewest candidate rows, then check
+	// every criterion cell by cell.
+	var candidates []int32
+	for i, c := range criteria {
+		rows := t.index(cols[i], built).candidates(t.seed, c.value)
+		if i == 0 || len(rows) < len(candidates) {
+			candidates = rows
+		}
+	}
+	out := output{Rows: []map[string]string{}}
+	for _, r := range candidates {
+		if !t.matches(int(r), criteria, cols) {
+			continue
+		}
+		if len(out.Rows) == MaxMatches {
+			out.Truncated = true
+			break
+		}
+		row := make(map[string]string, len(ret))
+		for i, col := range ret {
+			row[returnColumns[i]] = t.cell(int(r), col)
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	out.RowCount = len(out.Rows)
+	return out, nil
+}
+
+func (t *table) matches(row int, criteria []criterion, cols []int) bool {
+	for i, c := range criteria {
+		if t.cell(row, cols[i]) != c.value {
+			return false
+		}
+	}
+	return true
+}
