@@ -402,6 +402,7 @@ func TestAChunkedBodyOverTheCapIs413(t *testing.T) {
 		req, err := http.NewRequest("POST", f.api.URL+"/api/app-runtime/read", io.MultiReader(strings.NewReader(body)))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+f.token)
+		req.Header.Set("Content-Type", "application/json")
 		if v2 {
 			req.Header.Set("X-Nanonets-App-Runtime", "v2")
 		}
