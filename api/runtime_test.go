@@ -278,6 +278,9 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 	}{
 		{"bad JSON", "read", f.token, `{"op": "list_invoices",`, 400, "bad request body: invalid JSON: unexpected end of input"},
 		{"no op", "write", f.token, `{"payload": {}}`, 400, "op is required"},
+		{"op twice", "write", f.token, `{"op": "set_status", "op": "record_decision", "payload": {}}`, 400, `bad request body: invalid JSON: duplicate key "op"`},
+		{"a filter twice", "read", f.token, `{"op": "list_invoices", "payload": {"filters": {"vendor": "ACME", "vendor": "Globex"}}}`, 400,
+			`bad request body: invalid JSON: duplicate key "payload.filters.vendor"`},
 		{"malformed await_id", "action", f.token, map[string]any{"op": "approve", "await_id": "nope"}, 400, `await_id must be a UUID, got "nope"`},
 		{"unknown payload field", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"colums": []string{"id"}}}, 400, `bad payload: unknown field "colums"`},
 		{"wrong field type", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"columns": "id"}}, 400, "bad payload: columns must be an array, not string"},
