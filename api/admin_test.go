@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -470,5 +471,29 @@ func TestAdminDeleteWorkspaceWithEverythingInIt(t *testing.T) {
 		var n int64
 		require.NoError(t, a.Store.DB.Model(m).Count(&n).Error)
 		require.Zero(t, n, "%T", m)
+	}
+}
+
+// TestTokensShowWhenTheyWereLastUsed: a request a token authenticates
+// stamps its last_used_at, which the admin API shows; an unused token has none.
+func TestTokensShowWhenTheyWereLastUsed(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	tn := testkit.NewTenant(t, a.Store.DB)
+	before := time.Now().UTC().Add(-time.Second)
+	r := a.call(t, "GET", "/api/agent/tasks/"+models.NewID(), tn.AgentToken, nil)
+	require.Equal(t, 404, r.Status, "an authenticated call: %s", r.Raw)
+
+	lastUsed := map[string]any{}
+	for _, it := range admList(t, a.call(t, "GET", "/api/admin/tokens", tn.AdminToken, nil), "tokens") {
+		lastUsed[it["scope"].(string)] = it["last_used_at"]
+	}
+	require.Nil(t, lastUsed[models.ScopeHost], "never used")
+	for _, scope := range []string{models.ScopeAgent, models.ScopeAdmin} {
+		stamp, ok := lastUsed[scope].(string)
+		require.True(t, ok, "%s token: %v", scope, lastUsed[scope])
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		require.NoError(t, err)
+		require.True(t, at.After(before), "%s token stamped by this test's call: %s", scope, at)
 	}
 }

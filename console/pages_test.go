@@ -350,6 +350,10 @@ func TestTokens(t *testing.T) {
 	list := cl.get("/tokens")
 	require.Contains(t, list.Body, "reviewer app")
 	require.NotContains(t, list.Body, secret, "the secret is shown once")
+	var used models.APIToken
+	require.NoError(t, c.Store.DB.Take(&used, "id = ?", principal.TokenID).Error)
+	require.NotNil(t, used.LastUsedAt, "the use above stamped last_used_at")
+	require.Contains(t, list.Body, "<td>"+used.LastUsedAt.UTC().Format("2006-01-02 15:04:05 UTC")+"</td>", "the list shows when a token was last used")
 	require.Equal(t, int64(1), auditCount(t, c.Store, c.Tenant.Workspace.ID, "token.issue", principal.TokenID))
 
 	refused := cl.post("/tokens", url.Values{"scope": {"agent"}, "name": {"no agent"}})
