@@ -326,7 +326,7 @@ func TestAdminUsers(t *testing.T) {
 	r = a.call(t, "POST", "/api/admin/users", tn.AdminToken, map[string]any{
 		"email": "rita@example.com", "role": "admin", "password": "another long pw"})
 	require.Equal(t, 409, r.Status, "%s", r.Raw)
-	require.Contains(t, r.Body["error"], "a user with email rita@example.com already exists")
+	require.Equal(t, "a user with email rita@example.com already exists in this workspace", r.Body["error"])
 
 	r = a.call(t, "PATCH", "/api/admin/users/"+id, tn.AdminToken, map[string]any{"role": "admin", "password": "a new password"})
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
@@ -496,4 +496,25 @@ func TestTokensShowWhenTheyWereLastUsed(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, at.After(before), "%s token stamped by this test's call: %s", scope, at)
 	}
+}
+
+// TestCreatingAUserNeverTellsWhetherAnotherWorkspaceHasTheEmail: emails are
+// unique per workspace, so an admin who creates a user with an email of
+// another workspace's user gets the same 201 as with any fresh email.
+func TestCreatingAUserNeverTellsWhetherAnotherWorkspaceHasTheEmail(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	mine := testkit.NewTenant(t, a.Store.DB)
+	theirs := testkit.NewTenant(t, a.Store.DB)
+	for _, email := range []string{theirs.Admin.Email, "fresh-" + models.NewID()[:8] + "@example.test"} {
+		r := a.call(t, "POST", "/api/admin/users", mine.AdminToken, map[string]any{
+			"email": email, "role": "reviewer", "password": "long enough pw"})
+		require.Equal(t, 201, r.Status, "%s: %s", email, r.Raw)
+		require.NotContains(t, string(r.Raw), theirs.Workspace.ID)
+	}
+	r := a.call(t, "POST", "/api/admin/users", mine.AdminToken, map[string]any{
+		"email": theirs.Admin.Email, "role": "reviewer", "password": "long enough pw"})
+	require.Equal(t, 409, r.Status, "only a user of the caller's own workspace conflicts: %s", r.Raw)
+	_, err := auth.CheckPassword(context.Background(), a.Store.DB, theirs.Admin.Email, "correct horse battery")
+	require.NoError(t, err, "the other workspace's admin still signs in with their own password")
 }

@@ -176,23 +176,36 @@ func HashPassword(password string) (string, error) {
 	return string(h), nil
 }
 
-// CheckPassword finds the user with email and checks password; any mismatch
-// is the same 401. An unknown email costs the same bcrypt comparison as a
-// known one, so neither the reply nor its timing tells whether it exists.
+// CheckPassword finds the user with email and password; any mismatch is the
+// same 401. An email may belong to users of several workspaces: the
+// password is checked against each, and when it is right for several, an
+// admin is preferred, then the oldest account. An unknown email costs the
+// same bcrypt comparison as a known one, so neither the reply nor its
+// timing tells whether it exists.
 func CheckPassword(ctx context.Context, db *gorm.DB, email, password string) (models.User, error) {
-	var u models.User
-	err := db.WithContext(ctx).Where("lower(email) = lower(?)", strings.TrimSpace(email)).Take(&u).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return u, fmt.Errorf("auth: find user: %w", err)
-	}
-	hash := []byte(u.PasswordHash)
+	var candidates []models.User
+	err := db.WithContext(ctx).Where("lower(email) = lower(?)", strings.TrimSpace(email)).
+		Order("created_at, id").Find(&candidates).Error
 	if err != nil {
-		hash = unknownUserHash()
+		return models.User{}, fmt.Errorf("auth: find user: %w", err)
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
+	if len(candidates) == 0 {
+		_ = bcrypt.CompareHashAndPassword(unknownUserHash(), []byte(password))
 		return models.User{}, apperr.Unauthenticatedf("wrong email or password")
 	}
-	return u, nil
+	var match *models.User
+	for i, u := range candidates {
+		if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+			continue
+		}
+		if match == nil || (match.Role != models.RoleAdmin && u.Role == models.RoleAdmin) {
+			match = &candidates[i]
+		}
+	}
+	if match == nil {
+		return models.User{}, apperr.Unauthenticatedf("wrong email or password")
+	}
+	return *match, nil
 }
 
 // unknownUserHash is a bcrypt hash of a random password, compared against

@@ -2,11 +2,13 @@ package auth_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -73,3 +75,43 @@ func TestARefusedTokenIsNotStamped(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCheckPasswordAcrossWorkspaces: an email may be a user of several
+// workspaces; the password says which.
+func TestCheckPasswordAcrossWorkspaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.Tx(t)
+	email := "person-" + models.NewID()[:8] + "@example.test"
+	user := func(role, password string, age time.Duration) models.User {
+		tn := testkit.NewTenant(t, st.DB)
+		hash, err := auth.HashPassword(password)
+		require.NoError(t, err)
+		at := time.Now().UTC().Add(-age)
+		u := models.User{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Email: email, Role: role, PasswordHash: hash, CreatedAt: at, UpdatedAt: at}
+		require.NoError(t, st.DB.Create(&u).Error)
+		return u
+	}
+	reviewer := user(models.RoleReviewer, "shared password", 3*time.Hour)
+	older := user(models.RoleAdmin, "shared password", 2*time.Hour)
+	user(models.RoleAdmin, "shared password", time.Hour)
+	own := user(models.RoleReviewer, "my own password", 0)
+	for _, tc := range []struct {
+		name, email, password string
+		want                  string // user id; "" for a refusal
+	}{
+		{"a password only one account has", email, "my own password", own.ID},
+		{"a password several have: the oldest admin", strings.ToUpper(email), "shared password", older.ID},
+		{"a wrong password", email, "nobody's password", ""},
+		{"an unknown email", "nobody@example.test", "shared password", ""},
+	} {
+		u, err := auth.CheckPassword(ctx, st.DB, tc.email, tc.password)
+		if tc.want == "" {
+			require.True(t, apperr.Is(err, apperr.Unauthenticated), "%s: %v", tc.name, err)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, u.ID, tc.name)
+	}
+	require.NotEqual(t, reviewer.ID, older.ID)
+}
