@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -58,11 +59,13 @@ func hasPrefixFold(s, prefix string) bool {
 // only, before the body is read.
 func requireJSON(c *fiber.Ctx) error {
 	ct := c.Request().Header.ContentType()
-	if i := strings.IndexByte(string(ct), ';'); i >= 0 {
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
-	if !strings.EqualFold(strings.TrimSpace(string(ct)), fiber.MIMEApplicationJSON) {
+	if !bytes.EqualFold(bytes.TrimSpace(ct), jsonMediaType) {
 		return apperr.New(apperr.UnsupportedMedia, "Content-Type must be application/json")
 	}
 	return c.Next()
 }
+
+var jsonMediaType = []byte(fiber.MIMEApplicationJSON)

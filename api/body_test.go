@@ -8,41 +8,16 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
 )
-
-// readCounter counts the bytes a server reads from its connections.
-type readCounter struct {
-	net.Listener
-	read atomic.Int64
-}
-
-func (l *readCounter) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return countedConn{Conn: c, read: &l.read}, nil
-}
-
-type countedConn struct {
-	net.Conn
-	read *atomic.Int64
-}
-
-func (c countedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.read.Add(int64(n))
-	return n, err
-}
 
 // TestNoRouteReadsABodyBeforeAuthenticating sends every API route that
 // takes a body 1 MiB, chunked, without a token: each answers 401 (or 404
@@ -54,7 +29,7 @@ func TestNoRouteReadsABodyBeforeAuthenticating(t *testing.T) {
 	app := api.New(a.P)
 	ln, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	counted := &readCounter{Listener: ln}
+	counted := testkit.CountReads(ln)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- web.Serve(ctx, app, counted, time.Second) }()
@@ -70,7 +45,7 @@ func TestNoRouteReadsABodyBeforeAuthenticating(t *testing.T) {
 		for _, p := range route.Params {
 			path = strings.Replace(path, ":"+p, models.NewID(), 1)
 		}
-		before := counted.read.Load()
+		before := counted.Read()
 		conn, err := net.Dial("tcp", ln.Addr().String())
 		require.NoError(t, err)
 		_, err = fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", route.Method, path)
@@ -91,7 +66,7 @@ func TestNoRouteReadsABodyBeforeAuthenticating(t *testing.T) {
 		conn.Close()
 		require.Equal(t, 401, res.StatusCode, "%s %s", route.Method, route.Path)
 		require.True(t, res.Close, "%s %s closes the connection with the body unread", route.Method, route.Path)
-		require.Less(t, counted.read.Load()-before, int64(64<<10), "%s %s read the anonymous body", route.Method, route.Path)
+		require.Less(t, counted.Read()-before, int64(64<<10), "%s %s read the anonymous body", route.Method, route.Path)
 	}
 	require.Greater(t, tried, 20, "every route that takes a body was tried")
 }

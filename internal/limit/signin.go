@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"time"
 
@@ -78,15 +77,9 @@ func (t *SignInThrottle) accountKey(account string) string {
 }
 
 func (t *SignInThrottle) spend(ctx context.Context, key string, lim redis_rate.Limit) error {
-	res, err := t.rl.Allow(ctx, key, lim)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("limit: sign-in: %w", ctx.Err())
-		}
-		return apperr.Wrap(err, apperr.Unavailable, "sign-in throttle is unavailable; retry")
+	wait, err := spend(ctx, t.rl, key, lim, "sign-in throttle")
+	if err != nil || wait == 0 {
+		return err
 	}
-	if res.Allowed > 0 {
-		return nil
-	}
-	return apperr.RateLimitedAfter(res.RetryAfter, "too many sign-in attempts")
+	return apperr.RateLimitedAfter(wait, "too many sign-in attempts")
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,38 +18,14 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/web"
 )
-
-// countingListener counts the bytes the server reads from its connections.
-type countingListener struct {
-	net.Listener
-	read atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, read: &l.read}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	read *atomic.Int64
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.read.Add(int64(n))
-	return n, err
-}
 
 // authApp is an app that reads bodies after authentication, as the API
 // does: POST /upload takes up to web.MaxUploadBytes from a caller bearing
 // "Authorization: Bearer good", everything else the default cap.
-func authApp(t *testing.T) (addr string, read *atomic.Int64) {
+func authApp(t *testing.T) (addr string, counted *testkit.ReadCounter) {
 	t.Helper()
 	app := web.NewApp(web.Options{
 		Name: "test", Logger: logging.New(io.Discard, slog.LevelError), BodyAfterAuth: true,
@@ -77,12 +52,12 @@ func authApp(t *testing.T) (addr string, read *atomic.Int64) {
 	app.Post("/open", echoLength) // a route that forgot to authenticate
 	ln, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	counted := &countingListener{Listener: ln}
+	counted = testkit.CountReads(ln)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- web.Serve(ctx, app, counted, time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return ln.Addr().String(), &counted.read
+	return ln.Addr().String(), counted
 }
 
 // send writes a request with a body of size bytes (chunked when asked) on
@@ -154,7 +129,7 @@ func TestAnAnonymousBodyIsNeverRead(t *testing.T) {
 		require.True(t, res.Close, "the connection is closed with the unread body in it")
 		require.Equal(t, "no-store", res.Header.Get("Cache-Control"), "the app's headers are on every reply")
 		time.Sleep(100 * time.Millisecond) // let the server's reads settle
-		require.Less(t, read.Load(), int64(64<<10), "%s: the server read %d bytes of an anonymous 4 MiB upload", tc.name, read.Load())
+		require.Less(t, read.Read(), int64(64<<10), "%s: the server read %d bytes of an anonymous 4 MiB upload", tc.name, read.Read())
 
 		res, body = send(t, addr, "/upload", "good", size, chunked, tc.headers...)
 		require.Equal(t, 200, res.StatusCode, body)
