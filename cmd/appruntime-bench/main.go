@@ -71,6 +71,7 @@ const poolConns = 16
 type options struct {
 	appruntime  string // path of the appruntime binary
 	adminURL    string // a Postgres URL with the right to create databases
+	dbName      string // the database the bench drops and creates there
 	redisURL    string
 	concurrency int
 	warmup      time.Duration
@@ -85,6 +86,7 @@ func run(args []string) error {
 	var o options
 	fs.StringVar(&o.appruntime, "appruntime", "", "path of the appruntime binary (required)")
 	fs.StringVar(&o.adminURL, "database", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "Postgres server to create the bench database on")
+	fs.StringVar(&o.dbName, "dbname", "appruntime_bench", "the database to (re)create for the run")
 	fs.StringVar(&o.redisURL, "redis", "redis://127.0.0.1:6379/15", "Redis for the api process (a database of its own)")
 	fs.IntVar(&o.concurrency, "c", 64, "concurrent connections")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up per measurement")
@@ -101,7 +103,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	dbURL, err := freshDatabase(ctx, o.adminURL, "appruntime_bench")
+	dbURL, err := freshDatabase(ctx, o.adminURL, o.dbName)
 	if err != nil {
 		return err
 	}
