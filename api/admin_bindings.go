@@ -3,14 +3,13 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -42,24 +41,16 @@ type bindingBody struct {
 	UpdatedAt         json.RawMessage `json:"updated_at"`
 }
 
-// decodeBindingBody parses the body strictly: one JSON object, no unknown fields.
+// decodeBindingBody parses the body strictly: one JSON object, no unknown
+// fields, no key twice.
 func decodeBindingBody(c *fiber.Ctx) (bindingBody, error) {
 	var b bindingBody
 	body := bytes.TrimSpace(c.Body())
 	if len(body) == 0 || body[0] != '{' {
 		return b, apperr.Invalidf("the body must be a JSON object with name, binding_kind, integration_id and allowed_operations")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field != "" {
-			return b, apperr.Invalidf("field %s has the wrong type", typ.Field)
-		}
-		return b, apperr.Invalidf("bad request body: %s", bytes.TrimPrefix([]byte(err.Error()), []byte("json: ")))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return b, apperr.Invalidf("bad request body: unexpected data after the JSON object")
+	if err := strictjson.Unmarshal(body, &b); err != nil {
+		return b, apperr.Invalidf("bad request body: %s", err)
 	}
 	return b, nil
 }

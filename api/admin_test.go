@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -330,7 +331,7 @@ func TestAdminUsers(t *testing.T) {
 	r = a.call(t, "POST", "/api/admin/users", tn.AdminToken, map[string]any{
 		"email": "rita@example.com", "role": "admin", "password": "another long pw"})
 	require.Equal(t, 409, r.Status, "%s", r.Raw)
-	require.Contains(t, r.Body["error"], "a user with email rita@example.com already exists")
+	require.Equal(t, "a user with email rita@example.com already exists in this workspace", r.Body["error"])
 
 	r = a.call(t, "PATCH", "/api/admin/users/"+id, tn.AdminToken, map[string]any{"role": "admin", "password": "a new password"})
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
@@ -485,4 +486,49 @@ func TestAdminDeleteWorkspaceWithEverythingInIt(t *testing.T) {
 		require.NoError(t, a.Store.DB.Model(m).Count(&n).Error)
 		require.Zero(t, n, "%T", m)
 	}
+}
+
+// TestTokensShowWhenTheyWereLastUsed: a request a token authenticates
+// stamps its last_used_at, which the admin API shows; an unused token has none.
+func TestTokensShowWhenTheyWereLastUsed(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	tn := testkit.NewTenant(t, a.Store.DB)
+	before := time.Now().UTC().Add(-time.Second)
+	r := a.call(t, "GET", "/api/agent/tasks/"+models.NewID(), tn.AgentToken, nil)
+	require.Equal(t, 404, r.Status, "an authenticated call: %s", r.Raw)
+
+	lastUsed := map[string]any{}
+	for _, it := range admList(t, a.call(t, "GET", "/api/admin/tokens", tn.AdminToken, nil), "tokens") {
+		lastUsed[it["scope"].(string)] = it["last_used_at"]
+	}
+	require.Nil(t, lastUsed[models.ScopeHost], "never used")
+	for _, scope := range []string{models.ScopeAgent, models.ScopeAdmin} {
+		stamp, ok := lastUsed[scope].(string)
+		require.True(t, ok, "%s token: %v", scope, lastUsed[scope])
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		require.NoError(t, err)
+		require.True(t, at.After(before), "%s token stamped by this test's call: %s", scope, at)
+	}
+}
+
+// TestCreatingAUserNeverTellsWhetherAnotherWorkspaceHasTheEmail: emails are
+// unique per workspace, so an admin who creates a user with an email of
+// another workspace's user gets the same 201 as with any fresh email.
+func TestCreatingAUserNeverTellsWhetherAnotherWorkspaceHasTheEmail(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	mine := testkit.NewTenant(t, a.Store.DB)
+	theirs := testkit.NewTenant(t, a.Store.DB)
+	for _, email := range []string{theirs.Admin.Email, "fresh-" + models.NewID()[:8] + "@example.test"} {
+		r := a.call(t, "POST", "/api/admin/users", mine.AdminToken, map[string]any{
+			"email": email, "role": "reviewer", "password": "long enough pw"})
+		require.Equal(t, 201, r.Status, "%s: %s", email, r.Raw)
+		require.NotContains(t, string(r.Raw), theirs.Workspace.ID)
+	}
+	r := a.call(t, "POST", "/api/admin/users", mine.AdminToken, map[string]any{
+		"email": theirs.Admin.Email, "role": "reviewer", "password": "long enough pw"})
+	require.Equal(t, 409, r.Status, "only a user of the caller's own workspace conflicts: %s", r.Raw)
+	_, err := auth.CheckPassword(context.Background(), a.Store.DB, theirs.Admin.Email, "correct horse battery")
+	require.NoError(t, err, "the other workspace's admin still signs in with their own password")
 }

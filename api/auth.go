@@ -5,12 +5,14 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/web"
 )
 
 const principalKey = "principal"
 
-// requireToken admits requests bearing a valid API token of scope and makes
-// its principal available to handlers through principalOf.
+// requireToken admits requests bearing a valid API token of scope, makes its
+// principal available to handlers through principalOf, and only then reads
+// the request body (web.ReadBody): a body without a valid token is never read.
 func (s *server) requireToken(scope string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		token, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
@@ -22,6 +24,9 @@ func (s *server) requireToken(scope string) fiber.Handler {
 			return err
 		}
 		c.Locals(principalKey, p)
+		if err := web.ReadBody(c); err != nil {
+			return err
+		}
 		return c.Next()
 	}
 }

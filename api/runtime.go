@@ -2,11 +2,9 @@ package api
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
@@ -19,9 +17,10 @@ type verbFunc func(ctx context.Context, c session.Claims, body []byte) (runtime.
 // runtimeRoutes mounts the runtime verbs bundles call: POST /read, /write,
 // /action, /run and /capability under /api/app-runtime. Bundles run in an
 // opaque-origin iframe and authenticate with a bearer token (no cookies), so
-// every origin may call; every request is capped at 256 KiB.
+// every origin may call. A body must be declared application/json (415) and
+// is read only once the session is verified, at most 256 KiB (bodyLimit).
 func (s *server) runtimeRoutes(app *fiber.App) {
-	g := app.Group(artifact.RuntimePath, runtimeCORS, limitRuntimeBody, s.requireSession())
+	g := app.Group(artifact.RuntimePath, runtimeCORS, requireJSON, s.requireSession())
 	g.Post("/read", s.verb(s.Runtime.Read))
 	g.Post("/write", s.verb(s.Runtime.Write))
 	g.Post("/action", s.verb(s.Runtime.Action))
@@ -54,16 +53,6 @@ func runtimeCORS(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderAccessControlAllowHeaders, "Authorization, Content-Type, X-Request-Id, "+web.V2Header)
 		c.Set(fiber.HeaderAccessControlMaxAge, "600")
 		return c.SendStatus(fiber.StatusNoContent)
-	}
-	return c.Next()
-}
-
-// limitRuntimeBody answers 413 for a body over runtime.MaxBodyBytes, whether
-// it was announced by Content-Length or sent chunked. The raw body is read:
-// compressed bodies are refused before this runs (web.NewApp).
-func limitRuntimeBody(c *fiber.Ctx) error {
-	if n := c.Request().Header.ContentLength(); n > runtime.MaxBodyBytes || len(c.Request().Body()) > runtime.MaxBodyBytes {
-		return apperr.New(apperr.TooLarge, "request body is over the %s cap", strconv.Itoa(runtime.MaxBodyBytes>>10)+" KiB")
 	}
 	return c.Next()
 }

@@ -277,6 +277,9 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 	}{
 		{"bad JSON", "read", f.token, `{"op": "list_invoices",`, 400, "bad request body: invalid JSON: unexpected end of input"},
 		{"no op", "write", f.token, `{"payload": {}}`, 400, "op is required"},
+		{"op twice", "write", f.token, `{"op": "set_status", "op": "record_decision", "payload": {}}`, 400, `bad request body: invalid JSON: duplicate key "op"`},
+		{"a filter twice", "read", f.token, `{"op": "list_invoices", "payload": {"filters": {"vendor": "ACME", "vendor": "Globex"}}}`, 400,
+			`bad request body: invalid JSON: duplicate key "payload.filters.vendor"`},
 		{"malformed await_id", "action", f.token, map[string]any{"op": "approve", "await_id": "nope"}, 400, `await_id must be a UUID, got "nope"`},
 		{"unknown payload field", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"colums": []string{"id"}}}, 400, `bad payload: unknown field "colums"`},
 		{"forged cursor", "read", f.token, map[string]any{"op": "list_invoices", "payload": map[string]any{"cursor": "eyJvcCI6Imxpc3RfaW52b2ljZXMiLCJvZmZzZXQiOjEwMDAwMDAwMDB9"}}, 400, "cursor is not one this API issued"},
@@ -401,6 +404,7 @@ func TestAChunkedBodyOverTheCapIs413(t *testing.T) {
 		req, err := http.NewRequest("POST", f.api.URL+"/api/app-runtime/read", io.MultiReader(strings.NewReader(body)))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+f.token)
+		req.Header.Set("Content-Type", "application/json")
 		if v2 {
 			req.Header.Set("X-Nanonets-App-Runtime", "v2")
 		}

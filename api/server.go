@@ -15,7 +15,14 @@ type server struct {
 
 // New returns the API app with every route mounted.
 func New(p *platform.Platform) *fiber.App {
-	app := web.NewApp(web.Options{Name: "api", Logger: p.Log})
+	app := web.NewApp(web.Options{
+		Name: "api", Logger: p.Log,
+		BodyLimitFunc: bodyLimit, BodyAfterAuth: true,
+		// Replies carry tokens, secrets and live data: no cache keeps them,
+		// and no browser guesses another type than the one declared. The
+		// bundle route replaces Cache-Control: its URLs name immutable bytes.
+		Headers: [][2]string{{fiber.HeaderCacheControl, "no-store"}, {fiber.HeaderXContentTypeOptions, "nosniff"}},
+	})
 	web.MountHealth(app, p.Log,
 		web.Check{Name: "database", Func: p.Store.Ping},
 		web.Check{Name: "redis", Func: func(ctx context.Context) error { return p.Redis.Ping(ctx).Err() }},

@@ -6,13 +6,15 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/web"
 )
 
 const sessionKey = "session"
 
 // requireSession admits requests bearing a valid, unrevoked session token
 // (the runtime verbs) and makes its claims available through sessionOf. The
-// claims, never the request body, say which task, step and binding a call is on.
+// claims, never the request body, say which task, step and binding a call is
+// on. The body is read only once the token is verified (web.ReadBody).
 func (s *server) requireSession() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		token, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
@@ -24,6 +26,9 @@ func (s *server) requireSession() fiber.Handler {
 			return err
 		}
 		c.Locals(sessionKey, claims)
+		if err := web.ReadBody(c); err != nil {
+			return err
+		}
 		return c.Next()
 	}
 }

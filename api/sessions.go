@@ -1,12 +1,11 @@
 package api
 
 import (
-	"encoding/json"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -24,8 +23,8 @@ type mintSessionRequest struct {
 // token's user and answers with the artifact's complete live descriptor.
 func (s *server) mintSession(c *fiber.Ctx) error {
 	var req mintSessionRequest
-	if err := json.Unmarshal(c.Body(), &req); err != nil {
-		return apperr.Invalidf(`request body must be a JSON object {"step_id": "<uuid>"}`)
+	if err := strictjson.Unmarshal(c.Body(), &req); err != nil {
+		return apperr.Invalidf(`request body must be a JSON object {"step_id": "<uuid>"} (%s)`, err)
 	}
 	p := principalOf(c)
 	d, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{

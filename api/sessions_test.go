@@ -179,8 +179,10 @@ func TestMintRefusesWhatTheCallerMayNotMint(t *testing.T) {
 		{"a step that is not an app-tool step", map[string]string{"step_id": toolRun.ID}, 404, "app-tool step " + toolRun.ID + " not found"},
 		{"malformed step_id", map[string]string{"step_id": "step-1"}, 400, `step_id must be a UUID, got "step-1"`},
 		{"step_id missing", map[string]string{}, 400, `step_id must be a UUID, got ""`},
-		{"step_id of the wrong type", `{"step_id": 42}`, 400, `request body must be a JSON object {"step_id": "<uuid>"}`},
-		{"not JSON", `step_id=x`, 400, `request body must be a JSON object {"step_id": "<uuid>"}`},
+		{"step_id of the wrong type", `{"step_id": 42}`, 400, `request body must be a JSON object {"step_id": "<uuid>"} (step_id must be a string, not number)`},
+		{"not JSON", `step_id=x`, 400, `request body must be a JSON object {"step_id": "<uuid>"} (invalid JSON at byte 1: invalid character 's' looking for beginning of value)`},
+		{"step_id twice", `{"step_id": "` + unknown + `", "step_id": "` + theirs.Step.ID + `"}`, 400,
+			`request body must be a JSON object {"step_id": "<uuid>"} (invalid JSON: duplicate key "step_id")`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/console"
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -143,7 +146,7 @@ func TestLogin(t *testing.T) {
 			{"wrong password", c.Tenant.Admin.Email, "not the password", http.StatusUnauthorized, "Wrong email or password."},
 			{"unknown email", "nobody@example.test", testPassword, http.StatusUnauthorized, "Wrong email or password."},
 			{"empty form", "", "", http.StatusUnauthorized, "Wrong email or password."},
-			{"reviewer", f.ReviewerEmail, testPassword, http.StatusForbidden, "This console is for admins only."},
+			{"a reviewer's right password", f.ReviewerEmail, testPassword, http.StatusUnauthorized, "Wrong email or password."},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				cl := c.client(t)
@@ -221,12 +224,26 @@ func TestCSRF(t *testing.T) {
 			require.Contains(t, p.Body, "this form has expired or did not come from this console")
 		})
 	}
-	tokens, err := c.P.Admin.ListTokens(context.Background(), c.Tenant.Workspace.ID)
-	require.NoError(t, err)
-	for _, tok := range tokens {
-		require.NotEqual(t, "csrf test", tok.Name, "no refused post issued a token")
-	}
 	require.Equal(t, http.StatusOK, cl.get("/").Status, "still signed in")
+
+	t.Run("a token in the query string is not looked at", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/tokens?csrf="+url.QueryEscape(cl.csrf),
+			strings.NewReader(url.Values{"scope": {"admin"}, "name": {"csrf test"}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		p := cl.do(req)
+		require.Equal(t, http.StatusForbidden, p.Status, p.Body)
+	})
+
+	t.Run("a page script sends it in a header", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodPost, c.URL+"/tokens",
+			strings.NewReader(url.Values{"scope": {"admin"}, "name": {"by header"}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(console.CSRFHeader, cl.csrf)
+		p := cl.do(req)
+		require.Equal(t, http.StatusCreated, p.Status, p.Body)
+	})
 
 	t.Run("sign-in form", func(t *testing.T) {
 		anon := c.client(t)
@@ -237,6 +254,71 @@ func TestCSRF(t *testing.T) {
 		p = fresh.post("/login", url.Values{"email": {c.Tenant.Admin.Email}, "password": {testPassword}, "csrf": {""}})
 		require.Equal(t, http.StatusForbidden, p.Status)
 	})
+
+	tokens, err := c.P.Admin.ListTokens(context.Background(), c.Tenant.Workspace.ID)
+	require.NoError(t, err)
+	for _, tok := range tokens {
+		require.NotEqual(t, "csrf test", tok.Name, "no refused post issued a token")
+	}
+}
+
+// TestSignInIsThrottled: an account takes limit.SignInAccountBurst tries in
+// a row; the next, even with the right password, is a 429 with Retry-After
+// and the password is not checked. A failed sign-in spends a try, a
+// successful one clears the count. (Tries are spent directly through the
+// throttle where the test needs many: a wrong password costs a bcrypt
+// comparison, seconds under the race detector, and the budget earns a try
+// back every minute.)
+func TestSignInIsThrottled(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	ctx := context.Background()
+	tries := limit.NewSignInThrottle(c.P.Redis, c.P.KeyPrefix) // the console's cells
+	spend := func(email string, n int) {
+		for i := range n {
+			require.NoError(t, tries.Attempt(ctx, email, "192.0.2."+strconv.Itoa(i)), "try %d", i+1)
+		}
+	}
+	victim, err := c.P.Admin.CreateUser(ctx, c.Tenant.Workspace.ID, "test", adminInput("victim-"+models.NewID()[:8]+"@example.test", models.RoleAdmin))
+	require.NoError(t, err)
+
+	spend(victim.Email, limit.SignInAccountBurst-1)
+	cl := c.client(t)
+	require.Equal(t, http.StatusUnauthorized, cl.login(victim.Email, "a wrong guess").Status, "the last try of the burst")
+	p := cl.login(strings.ToUpper(victim.Email), testPassword)
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "the right password, one try too many: %s", p.Body)
+	wait, err := strconv.Atoi(p.Header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After is whole seconds")
+	require.Positive(t, wait)
+	require.LessOrEqual(t, wait, int(limit.SignInAccountEvery/time.Second), "the real admin waits a minute at most")
+	require.Contains(t, p.Body, "Too many sign-in attempts. Try again in "+strconv.Itoa(wait)+" seconds.")
+	require.Nil(t, sessionCookie(t, p), "not signed in")
+
+	// Another account from the same address is not held back, and its
+	// successful sign-in clears its own count.
+	spend(c.Tenant.Admin.Email, limit.SignInAccountBurst-1)
+	require.Equal(t, http.StatusSeeOther, c.client(t).login(c.Tenant.Admin.Email, testPassword).Status)
+	spend(c.Tenant.Admin.Email, limit.SignInAccountBurst)
+}
+
+// TestAReviewerLooksLikeAWrongPassword: until reviewers have pages of their
+// own, a reviewer's right password gets exactly the reply of a wrong one.
+func TestAReviewerLooksLikeAWrongPassword(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+	cl := c.client(t)
+	csrfField := regexp.MustCompile(`name="csrf" value="[^"]*"`)
+	var replies []page
+	for _, login := range [][2]string{{f.ReviewerEmail, testPassword}, {f.ReviewerEmail, "not the password"}} {
+		p := cl.login(login[0], login[1])
+		p.Body = csrfField.ReplaceAllString(p.Body, "")
+		replies = append(replies, p)
+	}
+	require.Equal(t, http.StatusUnauthorized, replies[0].Status)
+	require.Equal(t, replies[1].Status, replies[0].Status)
+	require.Equal(t, replies[1].Body, replies[0].Body)
+	require.Nil(t, sessionCookie(t, replies[0]))
 }
 
 func TestLogoutEndsTheSession(t *testing.T) {

@@ -110,15 +110,29 @@ func TestReviewInTheBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), s.Tenant.Admin.Email),
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`a[href$="/artifact"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/artifact"] button`)),
 	))
 	location, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	require.Equal(t, s.URL+"/tasks/"+f.TaskID, location, "sign-in returns to the page asked for")
 
-	// Open the artifact from the task page.
+	// Following a link to the artifact page (as another site could make the
+	// browser do) shows the step and a button, and mints nothing.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`a[href$="/artifact"]`)),
+		chromedp.Navigate(s.URL+"/tasks/"+f.TaskID+"/steps/"+f.StepID+"/artifact"),
+		chromedp.WaitVisible(chromedp.CSS(`#open-artifact`)),
+	))
+	frames, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("iframe").length`))
+	require.NoError(t, err)
+	require.Zero(t, frames)
+	var minted int64
+	require.NoError(t, s.Store.DB.Model(&models.AppSession{}).Where("step_id = ?", f.StepID).Count(&minted).Error)
+	require.Zero(t, minted, "a GET never mints")
+
+	// Open the artifact from the task page: a form post, which mints.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL+"/tasks/"+f.TaskID)))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`form[action$="/artifact"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
 	))
 	frame := frameContext(t, ctx, s.APIURL+"/bundles/"+f.BundleID+"/")

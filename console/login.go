@@ -1,6 +1,8 @@
 package console
 
 import (
+	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,22 +33,58 @@ func (s *server) showLogin(c *fiber.Ctx) error {
 	return s.render(c, fiber.StatusOK, "login", "Sign in", "", loginForm{Next: next})
 }
 
-// login answers POST /login. Only admins may sign in; a wrong email and a
-// wrong password get the same answer. A successful sign-in starts a new
-// session (a new id, so a session id planted before sign-in is worthless).
+// errWrongLogin is the one answer to every refused sign-in: a wrong email,
+// a wrong password and, until reviewers have pages of their own, a
+// reviewer's right password, so that the form never tells which it was.
+var errWrongLogin = apperr.Unauthenticatedf("wrong email or password")
+
+// login answers POST /login (fields from the form body only). Tries are
+// throttled per account and per client address (limit.SignInThrottle): over
+// either, the form comes back with 429 and Retry-After, the password
+// unchecked. Only admins may sign in. A successful sign-in clears the
+// account's tries and starts a new session (a new id, so a session id
+// planted before sign-in is worthless).
 func (s *server) login(c *fiber.Ctx) error {
-	form := loginForm{Email: c.FormValue("email"), Next: safeNext(c.FormValue("next"))}
-	u, err := auth.CheckPassword(c.UserContext(), s.Store.DB, form.Email, c.FormValue("password"))
+	ctx := c.UserContext()
+	form := loginForm{Email: postValue(c, "email"), Next: safeNext(postValue(c, "next"))}
+	if err := s.signIns.Attempt(ctx, form.Email, clientAddress(c)); err != nil {
+		if !apperr.Is(err, apperr.RateLimited) {
+			return err
+		}
+		wait := strconv.Itoa(apperr.RetryAfterSeconds(err))
+		c.Set(fiber.HeaderRetryAfter, wait)
+		return s.renderView(c, fiber.StatusTooManyRequests, "login", view{Title: "Sign in", Data: form,
+			Error: "Too many sign-in attempts. Try again in " + wait + " seconds."})
+	}
+	u, err := auth.CheckPassword(ctx, s.Store.DB, form.Email, postValue(c, "password"))
+	if err == nil && u.Role != models.RoleAdmin {
+		err = errWrongLogin
+	}
 	if err != nil {
 		if apperr.Is(err, apperr.Unauthenticated) {
 			return s.renderView(c, fiber.StatusUnauthorized, "login", view{Title: "Sign in", Error: "Wrong email or password.", Data: form})
 		}
 		return err
 	}
-	if u.Role != models.RoleAdmin {
-		return s.renderView(c, fiber.StatusForbidden, "login", view{Title: "Sign in", Data: form,
-			Error: "This console is for admins only. Reviewers review tasks in their host application, not here."})
+	if err := s.signIns.Succeeded(ctx, form.Email); err != nil {
+		return err
 	}
 	s.setSession(c, cookieSession{SID: newSID(), UserID: u.ID, WorkspaceID: u.WorkspaceID, Expires: time.Now().Add(SessionTTL).Unix()})
 	return c.Redirect(form.Next, fiber.StatusSeeOther)
+}
+
+// clientAddress is the address sign-in tries are counted against: the
+// connection's IP, an IPv6 one by its /64 (what one client usually holds).
+func clientAddress(c *fiber.Ctx) string {
+	ip, err := netip.ParseAddr(c.IP())
+	if err != nil {
+		return c.IP()
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
 }

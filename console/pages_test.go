@@ -31,7 +31,8 @@ func TestEveryPageRendersForAnAdmin(t *testing.T) {
 	cl := c.signedIn(t)
 
 	// Opening the artifact mints a session, which the sessions page lists.
-	art := cl.get("/tasks/" + f.TaskID + "/steps/" + f.StepID + "/artifact")
+	cl.get("/tasks/" + f.TaskID)
+	art := cl.post("/tasks/"+f.TaskID+"/steps/"+f.StepID+"/artifact", nil)
 	require.Equal(t, http.StatusOK, art.Status, art.Body)
 
 	for _, tc := range []struct {
@@ -127,6 +128,7 @@ func TestOtherWorkspacesAreNotFound(t *testing.T) {
 	for _, path := range []string{
 		"/tasks/" + f.TaskID + "/awaits/" + f.AwaitID + "/release",
 		"/tasks/" + f.TaskID + "/awaits/" + f.AwaitID + "/abort",
+		"/tasks/" + f.TaskID + "/steps/" + f.StepID + "/artifact",
 		"/bindings/" + f.BindingID + "/versions/1/restore",
 	} {
 		require.Equal(t, http.StatusNotFound, cl.post(path, nil).Status, path)
@@ -373,6 +375,10 @@ func TestTokens(t *testing.T) {
 	list := cl.get("/tokens")
 	require.Contains(t, list.Body, "reviewer app")
 	require.NotContains(t, list.Body, secret, "the secret is shown once")
+	var used models.APIToken
+	require.NoError(t, c.Store.DB.Take(&used, "id = ?", principal.TokenID).Error)
+	require.NotNil(t, used.LastUsedAt, "the use above stamped last_used_at")
+	require.Contains(t, list.Body, "<td>"+used.LastUsedAt.UTC().Format("2006-01-02 15:04:05 UTC")+"</td>", "the list shows when a token was last used")
 	require.Equal(t, int64(1), auditCount(t, c.Store, c.Tenant.Workspace.ID, "token.issue", principal.TokenID))
 
 	refused := cl.post("/tokens", url.Values{"scope": {"agent"}, "name": {"no agent"}})
@@ -393,7 +399,8 @@ func TestSessionRevoke(t *testing.T) {
 	c := newTestConsole(t)
 	f := seedDemo(t, c.P, c.Tenant)
 	cl := c.signedIn(t)
-	art := cl.get("/tasks/" + f.TaskID + "/steps/" + f.StepID + "/artifact")
+	cl.get("/tasks/" + f.TaskID)
+	art := cl.post("/tasks/"+f.TaskID+"/steps/"+f.StepID+"/artifact", nil)
 	require.Equal(t, http.StatusOK, art.Status, art.Body)
 
 	var s models.AppSession
@@ -419,7 +426,7 @@ func TestArtifactPage(t *testing.T) {
 	c := newTestConsole(t)
 	f := seedDemo(t, c.P, c.Tenant)
 	cl := c.signedIn(t)
-	p := cl.get("/tasks/" + f.TaskID + "/steps/" + f.StepID + "/artifact")
+	p := cl.post("/tasks/"+f.TaskID+"/steps/"+f.StepID+"/artifact", nil)
 	require.Equal(t, http.StatusOK, p.Status, p.Body)
 
 	csp := map[string]string{}
@@ -466,6 +473,43 @@ func TestArtifactPage(t *testing.T) {
 	require.NoError(t, err, "the posted token is a live session")
 	require.Equal(t, f.StepID, claims.StepID)
 	require.Equal(t, c.Tenant.Admin.ID, claims.UserID)
+}
+
+// TestAGetNeverMintsASession: a link to the artifact page (which any site
+// can make a signed-in browser follow, cookies and all) shows the step and
+// a button; only the button's POST, with the form's CSRF token, mints. A
+// task keeps two live sessions, so a mint from a link could end a
+// reviewer's.
+func TestAGetNeverMintsASession(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+	cl := c.signedIn(t)
+	path := "/tasks/" + f.TaskID + "/steps/" + f.StepID + "/artifact"
+	sessions := func() int64 {
+		var n int64
+		require.NoError(t, c.Store.DB.Model(&models.AppSession{}).Where("step_id = ?", f.StepID).Count(&n).Error)
+		return n
+	}
+
+	p := cl.get(path)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, `<form method="post" action="`+path+`">`)
+	require.Contains(t, p.Body, `id="open-artifact"`)
+	require.NotContains(t, p.Body, "data-init", "no session token on a GET")
+	require.NotContains(t, p.Body, "<iframe")
+	require.Contains(t, p.Body, `id="await-status">pending<`)
+	require.Zero(t, sessions(), "a GET minted nothing")
+
+	forged := cl.post(path, url.Values{"csrf": {""}})
+	require.Equal(t, http.StatusForbidden, forged.Status, "a cross-site form post has no token")
+	require.Zero(t, sessions())
+
+	cl.get(path)
+	opened := cl.post(path, nil)
+	require.Equal(t, http.StatusOK, opened.Status, opened.Body)
+	require.Contains(t, opened.Body, "data-init")
+	require.Equal(t, int64(1), sessions(), "the button's POST minted one")
 }
 
 // TestConcurrentRendering renders pages from many goroutines at once; run

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/web"
 )
@@ -29,6 +30,8 @@ type server struct {
 	// bundleOrigin is the origin bundles are served from, the one origin the
 	// artifact page may frame; "" when BundleBaseURL has none.
 	bundleOrigin string
+	// signIns throttles sign-in tries per account and per client address.
+	signIns *limit.SignInThrottle
 }
 
 // New returns the console app with every page mounted. It fails when a page
@@ -47,6 +50,7 @@ func New(p *platform.Platform) (*fiber.App, error) {
 		cookieKey:     p.Config.ConsoleKey,
 		secureCookies: strings.HasPrefix(p.Config.ConsoleURL, "https://"),
 		bundleOrigin:  originOf(p.Config.BundleBaseURL),
+		signIns:       limit.NewSignInThrottle(p.Redis, p.KeyPrefix),
 	}
 	app := web.NewApp(web.Options{Name: "console", Logger: p.Log, ErrorHandler: s.renderError, Immutable: true})
 	app.Use(securityHeaders)
@@ -98,7 +102,8 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/tasks/:id", s.showTask)
 	g.Post("/tasks/:id/awaits/:await/release", s.releaseAwait)
 	g.Post("/tasks/:id/awaits/:await/abort", s.abortAwait)
-	g.Get("/tasks/:id/steps/:step/artifact", s.openArtifact)
+	g.Get("/tasks/:id/steps/:step/artifact", s.showArtifact)
+	g.Post("/tasks/:id/steps/:step/artifact", s.openArtifact)
 
 	g.Get("/sessions", s.listSessions)
 	g.Post("/sessions/:id/revoke", s.revokeSession)

@@ -4,20 +4,25 @@
 // SELECT and UPDATE through a pgx pool, under the same load generator and
 // concurrency. It prints throughput, p50/p99 and the ratio per verb, the api
 // process's peak memory, and a last line "read_ratio=… write_ratio=…".
+// Then it floods the api with concurrent anonymous uploads (200 × 4 MiB by
+// default) and prints the api's peak memory during the flood.
 //
 // scripts/bench builds the binaries and runs it; `appruntime-bench baseline`
 // is the baseline server it starts.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -66,11 +71,14 @@ const poolConns = 16
 type options struct {
 	appruntime  string // path of the appruntime binary
 	adminURL    string // a Postgres URL with the right to create databases
+	dbName      string // the database the bench drops and creates there
 	redisURL    string
 	concurrency int
 	warmup      time.Duration
 	duration    time.Duration
 	rounds      int
+	uploads     int // concurrent anonymous uploads of the flood phase; 0 skips it
+	uploadSize  int
 }
 
 func run(args []string) error {
@@ -78,11 +86,14 @@ func run(args []string) error {
 	var o options
 	fs.StringVar(&o.appruntime, "appruntime", "", "path of the appruntime binary (required)")
 	fs.StringVar(&o.adminURL, "database", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "Postgres server to create the bench database on")
+	fs.StringVar(&o.dbName, "dbname", "appruntime_bench", "the database to (re)create for the run")
 	fs.StringVar(&o.redisURL, "redis", "redis://127.0.0.1:6379/15", "Redis for the api process (a database of its own)")
 	fs.IntVar(&o.concurrency, "c", 64, "concurrent connections")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up per measurement")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "measurement time per verb and server")
 	fs.IntVar(&o.rounds, "rounds", 5, "alternating baseline/appruntime rounds the measurement time is split into")
+	fs.IntVar(&o.uploads, "uploads", 200, "concurrent anonymous uploads of the memory phase (0 skips it)")
+	fs.IntVar(&o.uploadSize, "upload-size", 4<<20, "bytes each anonymous upload sends")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,7 +103,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	dbURL, err := freshDatabase(ctx, o.adminURL, "appruntime_bench")
+	dbURL, err := freshDatabase(ctx, o.adminURL, o.dbName)
 	if err != nil {
 		return err
 	}
@@ -197,8 +208,112 @@ func run(args []string) error {
 	}
 	readRatio, writeRatio := ratio["read"], ratio["write"]
 	fmt.Printf("\nappruntime api peak memory (VmHWM): %.1f MiB\n", float64(peak)/(1<<20))
+	if o.uploads > 0 {
+		if err := floodPhase(apiAddr, api.Process.Pid, o.uploads, o.uploadSize); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("read_ratio=%.2f write_ratio=%.2f\n", readRatio, writeRatio)
 	return nil
+}
+
+// floodTargets are the routes the flood phase posts to without a token:
+// the bundle upload (the one route that accepts megabytes, once
+// authenticated) and a runtime verb.
+var floodTargets = []struct{ path, contentType string }{
+	{"/api/admin/bundles?name=flood", "text/html"},
+	{"/api/app-runtime/read", "application/json"},
+}
+
+// floodPhase sends n concurrent anonymous uploads of size bytes to each
+// flood target in turn and prints how they were answered and the api's peak
+// memory (VmHWM, reset before the flood where the kernel allows) and its
+// resident memory once the flood is over.
+func floodPhase(addr string, pid, n, size int) error {
+	reset := os.WriteFile(filepath.Join("/proc", strconv.Itoa(pid), "clear_refs"), []byte("5"), 0)
+	before, err := rss(pid, "VmRSS:")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nanonymous uploads: %d concurrent connections × %.1f MiB, no token (api RSS before: %.1f MiB)\n",
+		n, float64(size)/(1<<20), float64(before)/(1<<20))
+	for _, target := range floodTargets {
+		start := time.Now()
+		outcomes := flood(addr, target.path, target.contentType, n, size)
+		fmt.Printf("  POST %-32s %s in %s\n", target.path, outcomes, time.Since(start).Round(time.Millisecond))
+	}
+	peak, err := rss(pid, "VmHWM:")
+	if err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	after, err := rss(pid, "VmRSS:")
+	if err != nil {
+		return err
+	}
+	scope := "during the flood"
+	if reset != nil {
+		scope = "since start (VmHWM could not be reset: " + reset.Error() + ")"
+	}
+	fmt.Printf("appruntime api peak memory %s (VmHWM): %.1f MiB; resident 2 s after: %.1f MiB\n\n",
+		scope, float64(peak)/(1<<20), float64(after)/(1<<20))
+	return nil
+}
+
+// flood sends n uploads of size bytes at once, each on its own connection,
+// and counts the replies by status ("reset" when the connection ended
+// before a reply could be read).
+func flood(addr, path, contentType string, n, size int) string {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			outcome := upload(addr, path, contentType, size)
+			mu.Lock()
+			counts[outcome]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d × %s", counts[k], k)
+	}
+	return b.String()
+}
+
+// upload posts size bytes to path without a token and returns the reply's
+// status, or "reset".
+func upload(addr, path, contentType string, size int) string {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return "dial failed"
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	go func() {
+		_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, addr, contentType, size)
+		chunk := make([]byte, 64<<10)
+		for sent := 0; err == nil && sent < size; sent += len(chunk) {
+			_, err = conn.Write(chunk[:min(len(chunk), size-sent)])
+		}
+	}()
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return "reset"
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	return strconv.Itoa(res.StatusCode)
 }
 
 func command(ctx context.Context, name string, env []string, args ...string) *exec.Cmd {
@@ -462,19 +577,22 @@ func cpuTime(pid int) (time.Duration, error) {
 }
 
 // peakRSS reads a process's peak resident set size (VmHWM) in bytes.
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return rss(pid, "VmHWM:") }
+
+// rss reads one memory field of /proc/<pid>/status (VmHWM:, VmRSS:) in bytes.
+func rss(pid int, field string) (int64, error) {
 	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
+		if strings.HasPrefix(line, field) {
 			f := strings.Fields(line)
 			kb, err := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 // runBaseline serves the raw baseline: a minimal Fiber app doing the same

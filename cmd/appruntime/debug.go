@@ -4,14 +4,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
-	"os"
 )
 
-// startDebug serves Go's profiler on DEBUG_ADDR (e.g. 127.0.0.1:6060) when it
-// is set, for profiling a process under load. It is off by default and must
-// only ever listen on a private address.
-func startDebug(log *slog.Logger) {
-	addr := os.Getenv("DEBUG_ADDR")
+// startDebug serves Go's profiler on addr (DEBUG_ADDR, e.g. 127.0.0.1:6060)
+// when it is set, for profiling a process under load. It is off by default;
+// the configuration refuses any address but a loopback one.
+func startDebug(log *slog.Logger, addr string) {
 	if addr == "" {
 		return
 	}

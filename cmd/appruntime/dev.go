@@ -236,7 +236,7 @@ appruntime dev is running (Ctrl-C stops it)
   workspace %s   agent %s
   configured tool %s   task %s   step %s
 
-Review the demo in the browser (sign in to the console first):
+Review the demo in the browser (sign in to the console, then press Open artifact):
   %s/tasks/%s/steps/%s/artifact
 
 Mint a session for the demo step:

@@ -18,7 +18,7 @@ import (
 
 func runAPI(ctx context.Context) error {
 	return withPlatform(ctx, config.RoleAPI, func(p *platform.Platform) error {
-		startDebug(p.Log)
+		startDebug(p.Log, p.Config.DebugAddr)
 		return serveApp(ctx, p, "api", p.Config.APIAddr, api.New(p))
 	})
 }

@@ -75,10 +75,13 @@ func checkUser(u *models.User, in UserInput, passwordRequired bool) error {
 	return nil
 }
 
-// saveUserError turns the email uniqueness violation into a 409.
+// saveUserError turns the email uniqueness violation into a 409. Emails
+// are unique per workspace (migration 0003), so the conflict is always with
+// a user of the caller's own workspace: the reply never tells whether
+// another workspace has the email.
 func saveUserError(err error, email string) error {
 	if store.IsUniqueViolation(err) {
-		return apperr.Conflictf("a user with email %s already exists", email)
+		return apperr.Conflictf("a user with email %s already exists in this workspace", email)
 	}
 	return fmt.Errorf("admin: save user: %w", err)
 }

@@ -18,6 +18,7 @@ const (
 	NotFound         Code = "not_found"          // no such thing (or not visible to the caller)
 	Conflict         Code = "conflict"           // the state does not allow the change
 	TooLarge         Code = "too_large"          // body or payload over a cap
+	UnsupportedMedia Code = "unsupported_media"  // a body of a Content-Type the route does not take
 	RateLimited      Code = "rate_limited"       // too many calls; RetryAfter says how long to wait
 	NotImplemented   Code = "not_implemented"    // the deployment lacks the backing service
 	BadGateway       Code = "bad_gateway"        // an upstream could not be reached or refused
@@ -36,6 +37,7 @@ var statusByCode = map[Code]int{
 	MethodNotAllowed: http.StatusMethodNotAllowed,
 	Conflict:         http.StatusConflict,
 	TooLarge:         http.StatusRequestEntityTooLarge,
+	UnsupportedMedia: http.StatusUnsupportedMediaType,
 	RateLimited:      http.StatusTooManyRequests,
 	Internal:         http.StatusInternalServerError,
 	NotMigrated:      http.StatusInternalServerError,

@@ -90,9 +90,15 @@ func BearerToken(header string) (string, bool) {
 	return token, token != ""
 }
 
+// LastUsedResolution is how fresh a token's last_used_at is kept: a use
+// stamps it only when the stamp is older than this, so a token used on
+// every request costs one write a minute, not one per request.
+const LastUsedResolution = time.Minute
+
 // Verify resolves a bearer token of the wanted scope. Unknown, revoked and
 // wrong-scope tokens are all 401 with the same message, so a caller cannot
-// probe which tokens exist.
+// probe which tokens exist. A token whose last_used_at is older than
+// LastUsedResolution is stamped with the time of this use.
 func Verify(ctx context.Context, db *gorm.DB, token, scope string) (Principal, error) {
 	if !strings.HasPrefix(token, tokenPrefix[scope]) {
 		return Principal{}, apperr.Unauthenticatedf("a valid %s token is required", scope)
@@ -105,6 +111,12 @@ func Verify(ctx context.Context, db *gorm.DB, token, scope string) (Principal, e
 	if err != nil {
 		return Principal{}, fmt.Errorf("auth: verify token: %w", err)
 	}
+	now := time.Now().UTC()
+	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= LastUsedResolution {
+		if err := stampLastUsed(ctx, db, tok.ID, now); err != nil {
+			return Principal{}, err
+		}
+	}
 	p := Principal{TokenID: tok.ID, WorkspaceID: tok.WorkspaceID, Scope: tok.Scope}
 	if tok.UserID != nil {
 		p.UserID = *tok.UserID
@@ -113,6 +125,19 @@ func Verify(ctx context.Context, db *gorm.DB, token, scope string) (Principal, e
 		p.AgentID = *tok.AgentID
 	}
 	return p, nil
+}
+
+// stampLastUsed sets a token's last_used_at to now unless another request
+// has stamped it within LastUsedResolution meanwhile (requests that read
+// the old stamp at the same moment change the row once).
+func stampLastUsed(ctx context.Context, db *gorm.DB, tokenID string, now time.Time) error {
+	err := db.WithContext(ctx).Model(&models.APIToken{}).
+		Where("id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", tokenID, now.Add(-LastUsedResolution)).
+		Update("last_used_at", now).Error
+	if err != nil {
+		return fmt.Errorf("auth: stamp token use: %w", err)
+	}
+	return nil
 }
 
 // RevokeToken marks a token of the workspace revoked.
@@ -151,23 +176,36 @@ func HashPassword(password string) (string, error) {
 	return string(h), nil
 }
 
-// CheckPassword finds the user with email and checks password; any mismatch
-// is the same 401. An unknown email costs the same bcrypt comparison as a
-// known one, so neither the reply nor its timing tells whether it exists.
+// CheckPassword finds the user with email and password; any mismatch is the
+// same 401. An email may belong to users of several workspaces: the
+// password is checked against each, and when it is right for several, an
+// admin is preferred, then the oldest account. An unknown email costs the
+// same bcrypt comparison as a known one, so neither the reply nor its
+// timing tells whether it exists.
 func CheckPassword(ctx context.Context, db *gorm.DB, email, password string) (models.User, error) {
-	var u models.User
-	err := db.WithContext(ctx).Where("lower(email) = lower(?)", strings.TrimSpace(email)).Take(&u).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return u, fmt.Errorf("auth: find user: %w", err)
-	}
-	hash := []byte(u.PasswordHash)
+	var candidates []models.User
+	err := db.WithContext(ctx).Where("lower(email) = lower(?)", strings.TrimSpace(email)).
+		Order("created_at, id").Find(&candidates).Error
 	if err != nil {
-		hash = unknownUserHash()
+		return models.User{}, fmt.Errorf("auth: find user: %w", err)
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
+	if len(candidates) == 0 {
+		_ = bcrypt.CompareHashAndPassword(unknownUserHash(), []byte(password))
 		return models.User{}, apperr.Unauthenticatedf("wrong email or password")
 	}
-	return u, nil
+	var match *models.User
+	for i, u := range candidates {
+		if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+			continue
+		}
+		if match == nil || (match.Role != models.RoleAdmin && u.Role == models.RoleAdmin) {
+			match = &candidates[i]
+		}
+	}
+	if match == nil {
+		return models.User{}, apperr.Unauthenticatedf("wrong email or password")
+	}
+	return *match, nil
 }
 
 // unknownUserHash is a bcrypt hash of a random password, compared against

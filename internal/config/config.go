@@ -61,6 +61,10 @@ type Config struct {
 	ShutdownTimeout   time.Duration // how long SIGTERM waits for in-flight work
 
 	LogLevel slog.Level
+
+	// DebugAddr is where the api serves Go's profiler; "" (the default)
+	// serves none. It must be a loopback address.
+	DebugAddr string
 }
 
 // Tools configures the executors of the base tools a bundle runs through
@@ -130,11 +134,17 @@ func (e *Error) Error() string { return fmt.Sprintf("config: %s: %s", e.Var, e.R
 // embedded defaults; every other role must have them.
 func Load(role Role, getenv func(string) string) (*Config, error) {
 	r := reader{getenv: getenv}
+	// Production listens on every interface; dev, a demo with printed
+	// passwords and tokens, only on this machine unless told otherwise.
+	apiAddr, consoleAddr := ":8080", ":8081"
+	if role == RoleDev {
+		apiAddr, consoleAddr = "127.0.0.1:8080", "127.0.0.1:8081"
+	}
 	c := &Config{
 		DatabaseURL:       strings.TrimSpace(getenv("DATABASE_URL")),
 		RedisURL:          strings.TrimSpace(getenv("REDIS_URL")),
-		APIAddr:           r.addr("API_ADDR", ":8080"),
-		ConsoleAddr:       r.addr("CONSOLE_ADDR", ":8081"),
+		APIAddr:           r.addr("API_ADDR", apiAddr),
+		ConsoleAddr:       r.addr("CONSOLE_ADDR", consoleAddr),
 		SessionIssuer:     r.str("SESSION_ISSUER", "appruntime"),
 		LLMBaseURL:        r.url("LLM_BASE_URL", ""),
 		LLMAPIKey:         getenv("LLM_API_KEY"),
@@ -146,6 +156,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		LogLevel:          r.level("LOG_LEVEL"),
 		OutboundAllow:     r.prefixes("OUTBOUND_ALLOW_CIDRS"),
 		DataSourceAllow:   r.prefixes("DATASOURCE_ALLOW_CIDRS"),
+		DebugAddr:         r.loopbackAddr("DEBUG_ADDR"),
 	}
 	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
@@ -296,6 +307,29 @@ func (r *reader) addr(name, def string) string {
 		r.fail(name, fmt.Sprintf("invalid listen address %q (want host:port or :port)", v))
 	}
 	return v
+}
+
+// loopbackAddr reads a listen address that only this machine can reach:
+// host:port whose host is a loopback IP or "localhost"; "" when unset.
+func (r *reader) loopbackAddr(name string) string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err == nil && port != "" && isLoopbackHost(host) {
+		return v
+	}
+	r.fail(name, fmt.Sprintf("must be a loopback address such as 127.0.0.1:6060, got %q (the profiler must never be reachable from another machine)", v))
+	return ""
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 func (r *reader) url(name, def string) string {

@@ -76,6 +76,12 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"lock over statement", "SQL_LOCK_TIMEOUT", "45s", "SQL_LOCK_TIMEOUT"},
 		{"translate url", "TRANSLATE_URL", "libretranslate:5000", "TRANSLATE_URL"},
 		{"extraction url", "EXTRACTION_BASE_URL", "ftp://model", "EXTRACTION_BASE_URL"},
+		{"debug on every interface", "DEBUG_ADDR", ":6060", "DEBUG_ADDR: must be a loopback address"},
+		{"debug on the wildcard", "DEBUG_ADDR", "0.0.0.0:6060", "DEBUG_ADDR: must be a loopback address"},
+		{"debug on the IPv6 wildcard", "DEBUG_ADDR", "[::]:6060", "DEBUG_ADDR: must be a loopback address"},
+		{"debug on a private address", "DEBUG_ADDR", "10.0.0.5:6060", "DEBUG_ADDR: must be a loopback address"},
+		{"debug on a name", "DEBUG_ADDR", "debug.internal:6060", "DEBUG_ADDR: must be a loopback address"},
+		{"debug without a port", "DEBUG_ADDR", "127.0.0.1", "DEBUG_ADDR: must be a loopback address"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,4 +160,37 @@ func TestParseDatabaseURL(t *testing.T) {
 	_, _, err = config.ParseDatabaseURL("oracle://u:secret@h/db")
 	require.Error(t, err)
 	require.False(t, strings.Contains(err.Error(), "secret"), "a password never appears in a message")
+}
+
+func TestDebugAddrOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"127.0.0.1:6060", "127.0.0.2:6060", "[::1]:6060", "localhost:6060"} {
+		e := validAPI()
+		e["DEBUG_ADDR"] = addr
+		c, err := config.Load(config.RoleAPI, env(e))
+		require.NoError(t, err, addr)
+		require.Equal(t, addr, c.DebugAddr)
+	}
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Empty(t, c.DebugAddr, "no profiler unless asked")
+}
+
+func TestDevListensOnLoopbackUnlessToldOtherwise(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleDev, env(map[string]string{}))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8080", c.APIAddr)
+	require.Equal(t, "127.0.0.1:8081", c.ConsoleAddr)
+	require.Equal(t, "http://127.0.0.1:8080", c.PublicAPIURL)
+	require.Equal(t, "http://127.0.0.1:8081", c.ConsoleURL)
+
+	c, err = config.Load(config.RoleDev, env(map[string]string{"API_ADDR": ":9000", "CONSOLE_ADDR": "0.0.0.0:9001"}))
+	require.NoError(t, err)
+	require.Equal(t, ":9000", c.APIAddr, "told otherwise")
+	require.Equal(t, "0.0.0.0:9001", c.ConsoleAddr)
+
+	c, err = config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Equal(t, ":8080", c.APIAddr, "the production processes listen on every interface")
 }

@@ -136,7 +136,7 @@ func (d seeder) workspace(ctx context.Context, info *Info) error {
 
 func (d seeder) adminUser(ctx context.Context, info *Info) error {
 	var u models.User
-	found, err := d.find(&u, "email = ?", AdminEmail)
+	found, err := d.find(&u, "workspace_id = ? AND email = ?", info.WorkspaceID, AdminEmail)
 	if err != nil || found {
 		info.AdminUserID = u.ID
 		return err

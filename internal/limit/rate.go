@@ -64,18 +64,29 @@ func (l *Limiter) Rate() Rate {
 // letting calls through unmetered.
 func (l *Limiter) Allow(ctx context.Context, surface string) error {
 	lim := l.limit.Load()
-	res, err := l.rl.Allow(ctx, l.prefix+surface, *lim)
+	wait, err := spend(ctx, l.rl, l.prefix+surface, *lim, "rate limiter")
+	if err != nil || wait == 0 {
+		return err
+	}
+	return apperr.RateLimitedAfter(wait, "this surface is calling faster than %d/s sustained (burst %d)", lim.Rate, lim.Burst)
+}
+
+// spend spends one call of key's GCRA cell. It returns 0 when the call
+// passes, else how long until one will; when Redis cannot be asked, a
+// retryable 503 naming what refuses rather than letting calls through
+// unmetered.
+func spend(ctx context.Context, rl *redis_rate.Limiter, key string, lim redis_rate.Limit, what string) (time.Duration, error) {
+	res, err := rl.Allow(ctx, key, lim)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("limit: rate: %w", ctx.Err())
+			return 0, fmt.Errorf("limit: %s: %w", what, ctx.Err())
 		}
-		return apperr.Wrap(err, apperr.Unavailable, "rate limiter is unavailable; retry")
+		return 0, apperr.Wrap(err, apperr.Unavailable, "%s is unavailable; retry", what)
 	}
 	if res.Allowed > 0 {
-		return nil
+		return 0, nil
 	}
-	return apperr.RateLimitedAfter(res.RetryAfter,
-		"this surface is calling faster than %d/s sustained (burst %d)", lim.Rate, lim.Burst)
+	return max(res.RetryAfter, time.Millisecond), nil
 }
 
 // libraryPrefix is what redis_rate puts in front of every key.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/apperr"
 )
 
 // Broadcast is a pub/sub channel whose every message each live subscriber
@@ -101,11 +103,13 @@ func (b *Broadcast) Listen(apply func(payload string), resync func(context.Conte
 // Publish sends payload to every subscriber and waits up to wait for all of
 // them to acknowledge it. A subscriber that does not answer in time is
 // logged, not an error: its state is then bounded by its own expiry rules.
+// When Redis cannot be reached the error is a retryable 503
+// (apperr.Unavailable): the change that needed announcing must not happen.
 func (b *Broadcast) Publish(ctx context.Context, payload string, wait time.Duration) error {
 	id := newMessageID()
 	n, err := b.client.Publish(ctx, b.channel, id+" "+payload).Result()
 	if err != nil {
-		return fmt.Errorf("broadcast: publish on %s: %w", b.channel, err)
+		return unavailable(fmt.Errorf("broadcast: publish on %s: %w", b.channel, err))
 	}
 	deadline := time.Now().Add(wait)
 	for got := int64(0); got < n; got++ {
@@ -120,11 +124,16 @@ func (b *Broadcast) Publish(ctx context.Context, payload string, wait time.Durat
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("broadcast: wait for acknowledgements on %s: %w", b.channel, err)
+			return unavailable(fmt.Errorf("broadcast: wait for acknowledgements on %s: %w", b.channel, err))
 		}
 	}
 	b.client.Del(context.WithoutCancel(ctx), b.acks+id)
 	return nil
+}
+
+// unavailable is the caller's view of a broadcast that could not be made.
+func unavailable(err error) error {
+	return apperr.Wrap(err, apperr.Unavailable, "a required service is unavailable; retry shortly")
 }
 
 func newMessageID() string {

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/testkit"
 )
@@ -61,4 +63,14 @@ func TestPublishDoesNotWaitForeverForAStuckSubscriber(t *testing.T) {
 	require.NoError(t, b.Publish(context.Background(), "x", 200*time.Millisecond))
 	require.Less(t, time.Since(start), 2*time.Second)
 	require.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
+}
+
+func TestPublishWithoutRedisIsUnavailable(t *testing.T) {
+	t.Parallel()
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { _ = client.Close() })
+	b := rdb.NewBroadcast(client, "x:", "test", slog.New(slog.DiscardHandler))
+	err := b.Publish(context.Background(), "hello", time.Second)
+	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err), "%v", err)
+	require.Equal(t, 503, apperr.Status(apperr.CodeOf(err)))
 }

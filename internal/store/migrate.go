@@ -74,7 +74,7 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	}
 	var applied []int
 	for _, m := range all {
-		err := db.Transaction(func(tx *gorm.DB) error {
+		err := s.migrationTx(db, func(tx *gorm.DB) error {
 			if s.Dialect == config.Postgres {
 				if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrationLockID).Error; err != nil {
 					return err
@@ -99,6 +99,36 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		}
 	}
 	return applied, nil
+}
+
+// migrationTx runs fn in a transaction. On SQLite it follows SQLite's
+// procedure for schema changes that rebuild a table: on one connection,
+// foreign keys off (a table dropped to be rebuilt would otherwise take its
+// children's rows with it, ON DELETE CASCADE), fn, then a foreign key check
+// before the commit, foreign keys on again.
+func (s *Store) migrationTx(db *gorm.DB, fn func(tx *gorm.DB) error) error {
+	if s.Dialect != config.SQLite {
+		return db.Transaction(fn)
+	}
+	return db.Connection(func(conn *gorm.DB) error {
+		if err := conn.Exec("PRAGMA foreign_keys = OFF").Error; err != nil {
+			return err
+		}
+		defer conn.Exec("PRAGMA foreign_keys = ON")
+		return conn.Transaction(func(tx *gorm.DB) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			var violations []map[string]any
+			if err := tx.Raw("PRAGMA foreign_key_check").Scan(&violations).Error; err != nil {
+				return err
+			}
+			if len(violations) > 0 {
+				return fmt.Errorf("the migration leaves %d rows whose foreign keys point nowhere: %v", len(violations), violations)
+			}
+			return nil
+		})
+	})
 }
 
 // execScript runs a migration file. Postgres takes it whole; the SQLite driver

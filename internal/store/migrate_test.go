@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
 )
 
 // column is a column's name and its type family, comparable across dialects.
@@ -145,3 +147,81 @@ func TestMigrateIsSafeToRunConcurrentlyOnPostgres(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 }
+
+// TestAnEmailIsUniquePerWorkspace: two workspaces may each have a user with
+// one email (so creating one never tells whether another workspace has
+// it); one workspace may not have two.
+func TestAnEmailIsUniquePerWorkspace(t *testing.T) {
+	t.Parallel()
+	for name, st := range map[string]*store.Store{"postgres": testkit.Schema(t), "sqlite": testkit.SQLite(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db := st.DB
+			now := time.Now().UTC()
+			ws := []string{models.NewID(), models.NewID()}
+			for _, id := range ws {
+				require.NoError(t, db.Create(&models.Workspace{ID: id, Name: id, CreatedAt: now, UpdatedAt: now}).Error)
+			}
+			user := func(workspaceID string) error {
+				return db.Create(&models.User{ID: models.NewID(), WorkspaceID: workspaceID, Email: "same@example.test",
+					Role: models.RoleAdmin, PasswordHash: "-", CreatedAt: now, UpdatedAt: now}).Error
+			}
+			require.NoError(t, user(ws[0]))
+			require.NoError(t, user(ws[1]), "another workspace may have the email")
+			err := user(ws[0])
+			require.True(t, store.IsUniqueViolation(err), "the same workspace may not: %v", err)
+		})
+	}
+}
+
+// TestRebuildingUsersOnSQLiteKeepsEveryRowAndForeignKey: SQLite's users
+// table is rebuilt by 0003; the users, the rows that point at them and the
+// foreign keys themselves survive.
+func TestRebuildingUsersOnSQLiteKeepsEveryRowAndForeignKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite:"+t.TempDir()+"/old.db", store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	all, err := store.Migrations(config.SQLite)
+	require.NoError(t, err)
+	require.Equal(t, 1, all[0].Version)
+	// A database as 0001 left it.
+	var script []string
+	for _, line := range strings.Split(all[0].SQL, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			script = append(script, line)
+		}
+	}
+	for _, stmt := range strings.Split(strings.Join(script, "\n"), ";") {
+		if q := strings.TrimSpace(stmt); q != "" {
+			require.NoError(t, st.DB.Exec(q).Error, q)
+		}
+	}
+	require.NoError(t, st.DB.Exec(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamp NOT NULL)`).Error)
+	require.NoError(t, st.DB.Exec(`INSERT INTO schema_migrations VALUES (1, 'init', ?)`, time.Now().UTC()).Error)
+	now := time.Now().UTC()
+	ws := models.Workspace{ID: models.NewID(), Name: "w", CreatedAt: now, UpdatedAt: now}
+	u := models.User{ID: models.NewID(), WorkspaceID: ws.ID, Email: "kept@example.test", Role: models.RoleAdmin, PasswordHash: "-", CreatedAt: now, UpdatedAt: now}
+	tok := models.APIToken{ID: models.NewID(), WorkspaceID: ws.ID, Scope: models.ScopeHost, TokenHash: "h", UserID: &u.ID, CreatedAt: now}
+	for _, row := range []any{&ws, &u, &tok} {
+		require.NoError(t, st.DB.Create(row).Error)
+	}
+
+	applied, err := st.Migrate(ctx)
+	require.NoError(t, err)
+	require.Contains(t, applied, 3)
+
+	var users, tokens int64
+	require.NoError(t, st.DB.Model(&models.User{}).Where("id = ? AND email = ?", u.ID, u.Email).Count(&users).Error)
+	require.NoError(t, st.DB.Model(&models.APIToken{}).Where("user_id = ?", u.ID).Count(&tokens).Error)
+	require.Equal(t, int64(1), users, "the user survived the rebuild")
+	require.Equal(t, int64(1), tokens, "and the token that points at it")
+	orphan := models.APIToken{ID: models.NewID(), WorkspaceID: ws.ID, Scope: models.ScopeHost, TokenHash: "h2", UserID: ptrTo(models.NewID()), CreatedAt: now}
+	require.Error(t, st.DB.Create(&orphan).Error, "foreign keys are enforced again")
+	require.NoError(t, st.DB.Delete(&models.User{}, "id = ?", u.ID).Error)
+	require.NoError(t, st.DB.Model(&models.APIToken{}).Where("user_id = ?", u.ID).Count(&tokens).Error)
+	require.Zero(t, tokens, "and still cascade")
+}
+
+func ptrTo[T any](v T) *T { return &v }

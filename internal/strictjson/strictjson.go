@@ -1,6 +1,6 @@
-// Package strictjson decodes the JSON bodies of the admin and agent APIs
-// strictly (unknown fields and trailing data refused) with messages a client
-// can act on, and applies the top-level merge patches of update endpoints.
+// Package strictjson decodes JSON request bodies strictly (unknown fields,
+// duplicate keys and trailing data refused) with messages a client can act
+// on, and applies the top-level merge patches of update endpoints.
 package strictjson
 
 import (
@@ -26,10 +26,12 @@ func Decode(raw []byte, v any) error {
 	return nil
 }
 
-// Unmarshal decodes one JSON value into v, refusing unknown fields, a second
-// value and type mismatches, with an error whose message a client can act on
-// ("columns must be an array, not string", `unknown field "colums"`). Numbers
-// decoded into untyped fields stay json.Number, so large integers survive.
+// Unmarshal decodes one JSON value into v, refusing unknown fields, a key
+// repeated in one object (whichever copy a reader keeps, two readers may
+// disagree), a second value and type mismatches, with an error whose
+// message a client can act on ("columns must be an array, not string",
+// `unknown field "colums"`, `duplicate key "payload.filters.vendor"`).
+// Numbers decoded into untyped fields stay json.Number, so large integers survive.
 func Unmarshal(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -41,6 +43,15 @@ func Unmarshal(data []byte, v any) error {
 	// third cheaper than asking the decoder for one more token.)
 	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) != 0 {
 		return errors.New("invalid JSON: unexpected data after the value")
+	}
+	return refuseDuplicates(data)
+}
+
+// refuseDuplicates is the error of a JSON value (valid, as the decoder has
+// accepted it) with a key repeated in one of its objects.
+func refuseDuplicates(data []byte) error {
+	if path := duplicateKey(data); path != "" {
+		return fmt.Errorf("invalid JSON: duplicate key %q", strings.TrimPrefix(path, "."))
 	}
 	return nil
 }
@@ -129,6 +140,9 @@ func Object(raw json.RawMessage, field string) (map[string]json.RawMessage, erro
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return nil, apperr.Invalidf("%s must be a JSON object", field)
+	}
+	if err := refuseDuplicates(raw); err != nil {
+		return nil, apperr.Invalidf("%s: %s", field, err)
 	}
 	return m, nil
 }

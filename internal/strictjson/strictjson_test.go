@@ -58,3 +58,62 @@ func TestMerge(t *testing.T) {
 	_, err = strictjson.Merge(cur, []byte(`null`))
 	require.True(t, apperr.Is(err, apperr.Invalid))
 }
+
+func TestDuplicateKeysAreRefusedAtAnyDepth(t *testing.T) {
+	t.Parallel()
+	type payload struct {
+		Filters map[string]any `json:"filters"`
+		Rows    []any          `json:"rows"`
+	}
+	type request struct {
+		Op      string  `json:"op"`
+		Payload payload `json:"payload"`
+	}
+	many := `{`
+	for i := range 40 {
+		many += `"k` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":1,`
+	}
+	for _, tc := range []struct {
+		name, body, dup string
+	}{
+		{"top level", `{"op":"a","op":"b"}`, "op"},
+		{"nested object", `{"op":"a","payload":{"filters":{"vendor":"x","vendor":"y"}}}`, "payload.filters.vendor"},
+		{"an object in an array", `{"op":"a","payload":{"rows":[{"id":1},{"id":2,"id":3}]}}`, "payload.rows[1].id"},
+		{"escaped the same", `{"op":"a","\u006fp":"b"}`, "op"},
+		{"a large object", `{"payload":{"filters":` + many + `"kaa":2}}}`, "payload.filters.kaa"},
+		{"the same key in two objects is fine", `{"op":"a","payload":{"filters":{"op":1},"rows":[{"op":1},{"op":2}]}}`, ""},
+		{"case differs", `{"op":"a","payload":{"filters":{"Vendor":1,"vendor":2}}}`, ""},
+	} {
+		var v request
+		err := strictjson.Decode([]byte(tc.body), &v)
+		if tc.dup == "" {
+			require.NoError(t, err, tc.name)
+			continue
+		}
+		require.True(t, apperr.Is(err, apperr.Invalid), "%s: %v", tc.name, err)
+		_, _, msg := apperr.Public(err)
+		require.Equal(t, `invalid JSON: duplicate key "`+tc.dup+`"`, msg, tc.name)
+	}
+
+	_, err := strictjson.Object(json.RawMessage(`{"a":1,"a":2}`), "config")
+	require.True(t, apperr.Is(err, apperr.Invalid))
+	require.ErrorContains(t, err, `config: invalid JSON: duplicate key "a"`)
+	_, err = strictjson.Merge(sample{}, []byte(`{"name":"a","name":"b"}`))
+	require.ErrorContains(t, err, `duplicate key "name"`)
+}
+
+// BenchmarkUnmarshalRuntimeBody is the hot path's decode: a /read body.
+func BenchmarkUnmarshalRuntimeBody(b *testing.B) {
+	body := []byte(`{"op":"get_item","payload":{"filters":{"id":1234}}}`)
+	type request struct {
+		Op      string          `json:"op"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var r request
+		if err := strictjson.Unmarshal(body, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

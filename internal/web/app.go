@@ -18,12 +18,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/logging"
 )
 
-// MaxUploadBytes bounds any request body the servers read at all; the runtime
-// verbs apply their own, smaller cap (runtime.MaxBodyBytes). Seed 004 caps a
-// bundle asset at 4 MiB, and an upload carries a little framing beside it.
+// MaxUploadBytes is the largest request body any route reads: an
+// authenticated bundle upload. Seed 004 caps a bundle asset at 4 MiB, and an
+// upload carries a little framing beside it. Other routes take far less
+// (DefaultMaxBodyBytes, runtime.MaxBodyBytes).
 const MaxUploadBytes = 4<<20 + 64<<10
 
 // Options configure an app.
@@ -38,6 +40,16 @@ type Options struct {
 	// (strings.Clone) where it is kept. The console sets it; the API keeps
 	// the copies off its hot path and copies the few values it keeps.
 	Immutable bool
+	// BodyLimitFunc returns the most bytes a request's body may have, from
+	// its method and path; nil: DefaultMaxBodyBytes for every route.
+	BodyLimitFunc func(c *fiber.Ctx) int
+	// BodyAfterAuth makes the routes read their bodies themselves, through
+	// ReadBody once they have authenticated the caller; nothing reads a body
+	// before. Without it every body is read before the routes run.
+	BodyAfterAuth bool
+	// Headers are set on every response before any handler runs (a handler
+	// may replace one).
+	Headers [][2]string
 }
 
 // NewApp returns a Fiber app with request ids, panic recovery, access logs and
@@ -51,44 +63,29 @@ func NewApp(o Options) *fiber.App {
 		AppName:               "appruntime " + o.Name,
 		DisableStartupMessage: true,
 		BodyLimit:             MaxUploadBytes,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		ErrorHandler:          eh,
-		Immutable:             o.Immutable,
+		// Bodies are read by the gate or by ReadBody, after the checks that
+		// need only the headers (body.go).
+		StreamRequestBody: true,
+		// Left on, fasthttp would read a multipart body (spilling its files
+		// to temporary files) before any handler could refuse it.
+		DisablePreParseMultipartForm: true,
+		ReadTimeout:                  ReadTimeout,
+		IdleTimeout:                  120 * time.Second,
+		ErrorHandler:                 eh,
+		Immutable:                    o.Immutable,
 		// goccy/go-json encodes the same JSON as encoding/json, faster and
 		// with less garbage; replies are on every hot path. They are JSON
 		// documents, never embedded in HTML, so <, > and & need no escaping,
 		// and map keys need no sorting.
 		JSONEncoder: encodeJSON,
 	})
-	app.Use(requestContext(o.Logger), refuseEncodedBodies)
+	bodies := &bodyPolicy{limitFunc: o.BodyLimitFunc, afterAuth: o.BodyAfterAuth, budget: limit.NewByteBudget(MaxBodyBytesInFlight)}
+	app.Use(requestContext(o.Logger, o.Headers), bodies.gate)
 	return app
 }
 
 func encodeJSON(v any) ([]byte, error) {
 	return gojson.MarshalWithOption(v, gojson.DisableHTMLEscape(), gojson.UnorderedMap())
-}
-
-// refuseEncodedBodies answers 400 for a request whose body is sent with a
-// Content-Encoding. Fiber's Ctx.Body inflates gzip, deflate and br bodies
-// (nested ones too) with no bound, so a few kilobytes of compressed zeros
-// would cost gigabytes and seconds of CPU before any token or size cap is
-// checked. No client of ours compresses what it sends.
-func refuseEncodedBodies(c *fiber.Ctx) error {
-	var encoded string
-	// PeekAll sees every Content-Encoding line, not only the first; it does
-	// not allocate, unlike visiting every header.
-	for _, value := range c.Request().Header.PeekAll(fiber.HeaderContentEncoding) {
-		for _, coding := range strings.Split(string(value), ",") {
-			if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
-				encoded = coding
-			}
-		}
-	}
-	if encoded != "" {
-		return apperr.Invalidf("Content-Encoding %s is not accepted: send the request body uncompressed", encoded)
-	}
-	return c.Next()
 }
 
 var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -108,12 +105,15 @@ func newRequestID() string {
 	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
 }
 
-// requestContext gives each request an id (the caller's X-Request-Id when it
+// requestContext sets the app's headers, gives each request an id (the caller's X-Request-Id when it
 // is sane), puts it in the request's context so that every log line of the
 // request carries it, recovers panics, and writes one access-log line.
-func requestContext(log *slog.Logger) fiber.Handler {
+func requestContext(log *slog.Logger, headers [][2]string) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		start := time.Now()
+		for _, h := range headers {
+			c.Set(h[0], h[1])
+		}
 		// The header's bytes are reused for the connection's next request; the
 		// id lives on in the request's context, so it gets its own copy.
 		id := strings.Clone(c.Get(fiber.HeaderXRequestID))

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/web"
+)
+
+// Every API route authenticates its caller before it reads the body
+// (web.Options.BodyAfterAuth; requireToken and requireSession call
+// web.ReadBody), so an anonymous caller's body is never read. These are the
+// caps the bodies are read under.
+
+// bundleUploadsPath is where bundles are uploaded (POST, and POST
+// <id>/versions): the one place a body may be megabytes.
+const bundleUploadsPath = "/api/admin/bundles"
+
+// bodyLimit is the most bytes a request's body may carry: 256 KiB on the
+// runtime verbs (seed 000), web.MaxUploadBytes on bundle uploads, and
+// web.DefaultMaxBodyBytes everywhere else.
+func bodyLimit(c *fiber.Ctx) int {
+	path := c.Path()
+	switch {
+	case hasPrefixFold(path, artifact.RuntimePath+"/"):
+		return runtime.MaxBodyBytes
+	case c.Method() == fiber.MethodPost && isBundleUpload(path):
+		return web.MaxUploadBytes
+	}
+	return web.DefaultMaxBodyBytes
+}
+
+// isBundleUpload reports whether path is /api/admin/bundles or
+// /api/admin/bundles/<id>/versions (routes match case-insensitively, with
+// or without a trailing slash).
+func isBundleUpload(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	if strings.EqualFold(path, bundleUploadsPath) {
+		return true
+	}
+	if !hasPrefixFold(path, bundleUploadsPath+"/") {
+		return false
+	}
+	id, rest, ok := strings.Cut(path[len(bundleUploadsPath)+1:], "/")
+	return ok && id != "" && strings.EqualFold(rest, "versions")
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// requireJSON answers 415 for a runtime verb whose body is not declared
+// application/json (a charset parameter may follow). It looks at the header
+// only, before the body is read.
+func requireJSON(c *fiber.Ctx) error {
+	ct := c.Request().Header.ContentType()
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	if !bytes.EqualFold(bytes.TrimSpace(ct), jsonMediaType) {
+		return apperr.New(apperr.UnsupportedMedia, "Content-Type must be application/json")
+	}
+	return c.Next()
+}
+
+var jsonMediaType = []byte(fiber.MIMEApplicationJSON)

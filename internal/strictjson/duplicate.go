@@ -1,0 +1,161 @@
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// smallObject is how many keys an object may have before duplicateKey
+// looks them up in a map rather than comparing each with every other.
+const smallObject = 16
+
+// duplicateKey returns the path of the first key that appears twice in one
+// object of data ("payload.filters.vendor"), or "" when none does. data
+// must hold one valid JSON value (the decoder has accepted it). Keys are
+// compared as the decoder reads them: "a" and "\u0061" are the same key.
+func duplicateKey(data []byte) string {
+	s := scanner{data: data}
+	return s.value()
+}
+
+// scanner walks valid JSON without building values.
+type scanner struct {
+	data []byte
+	i    int
+}
+
+func (s *scanner) skipSpace() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value skips one value and returns the path of a duplicate key in it.
+func (s *scanner) value() string {
+	s.skipSpace()
+	if s.i >= len(s.data) {
+		return ""
+	}
+	switch s.data[s.i] {
+	case '{':
+		return s.object()
+	case '[':
+		return s.array()
+	case '"':
+		s.str()
+	default: // a number, true, false or null
+		for s.i < len(s.data) && !endsScalar(s.data[s.i]) {
+			s.i++
+		}
+	}
+	return ""
+}
+
+// endsScalar reports whether c ends a number or a literal.
+func endsScalar(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+func (s *scanner) array() string {
+	s.i++ // [
+	for index := 0; ; index++ {
+		s.skipSpace()
+		if s.data[s.i] == ']' {
+			s.i++
+			return ""
+		}
+		if dup := s.value(); dup != "" {
+			return "[" + strconv.Itoa(index) + "]" + dup
+		}
+		s.skipSpace()
+		if s.data[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+func (s *scanner) object() string {
+	s.i++ // {
+	var keys [smallObject][]byte
+	var seen map[string]bool
+	n := 0
+	for {
+		s.skipSpace()
+		if s.data[s.i] == '}' {
+			s.i++
+			return ""
+		}
+		key := unquoteKey(s.str())
+		repeated := false
+		switch {
+		case seen != nil:
+			repeated = seen[string(key)]
+			seen[string(key)] = true
+		case n < smallObject:
+			for _, k := range keys[:n] {
+				if bytes.Equal(k, key) {
+					repeated = true
+				}
+			}
+			keys[n] = key
+			n++
+		default:
+			seen = make(map[string]bool, 2*smallObject)
+			for _, k := range keys {
+				seen[string(k)] = true
+			}
+			repeated = seen[string(key)]
+			seen[string(key)] = true
+		}
+		if repeated {
+			return "." + string(key)
+		}
+		s.skipSpace()
+		s.i++ // :
+		if dup := s.value(); dup != "" {
+			return "." + string(key) + dup
+		}
+		s.skipSpace()
+		if s.data[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+// str skips a string and returns it with its quotes.
+func (s *scanner) str() []byte {
+	start := s.i
+	s.i++ // "
+	for s.data[s.i] != '"' {
+		if s.data[s.i] == '\\' {
+			s.i++
+		}
+		s.i++
+	}
+	s.i++
+	return s.data[start:s.i]
+}
+
+// unquoteKey returns a key as the decoder reads it; a key without escapes
+// is its own bytes.
+func unquoteKey(quoted []byte) []byte {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return inner
+	}
+	return []byte(k)
+}
