@@ -266,8 +266,16 @@ func Serve(ctx context.Context, app *fiber.App, ln net.Listener, drain time.Dura
 		return err
 	case <-ctx.Done():
 	}
-	if err := app.ShutdownWithTimeout(drain); err != nil {
+	err := app.ShutdownWithTimeout(drain)
+	// A shutdown that comes before the server has taken ln finds nothing to
+	// stop, and the server would then serve forever: closing ln ourselves
+	// makes its accept loop end whenever it starts.
+	_ = ln.Close()
+	if serr := <-errc; err == nil && serr != nil && !errors.Is(serr, net.ErrClosed) {
+		err = serr
+	}
+	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	return <-errc
+	return nil
 }

@@ -228,3 +228,25 @@ func TestARequestContextKeepsItsIDAfterTheRequest(t *testing.T) {
 		require.Equal(t, id, logging.RequestIDOf(<-contexts))
 	}
 }
+
+// A stop that arrives before the server has taken its listener (a SIGTERM
+// right after start) still ends Serve: nothing is left serving forever.
+func TestServeStopsWhenCancelledBeforeItStarted(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 20; i++ {
+		ln, err := web.Listen("127.0.0.1:0")
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		done := make(chan error, 1)
+		go func() { done <- web.Serve(ctx, web.NewApp(web.Options{Name: "t", Logger: slog.New(slog.DiscardHandler)}), ln, time.Second) }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve did not return after its context ended")
+		}
+		_, err = net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		require.Error(t, err, "nothing listens after Serve returned")
+	}
+}
