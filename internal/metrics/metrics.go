@@ -104,25 +104,15 @@ func New(o Options) *Metrics {
 	if o.Queues != nil {
 		m.reg.MustRegister(newQueueCollector(*o.Queues, log))
 	}
-	if o.OutboxLag != nil {
-		lag := o.OutboxLag
-		m.reg.MustRegister(newScrapeGauge(
-			prometheus.NewDesc(prometheus.BuildFQName(Namespace, "outbox", "oldest_unsent_age_seconds"),
-				"Age of the oldest outbox row not yet relayed to the queue; 0 when all are sent.", nil, nil),
-			func(ctx context.Context) (float64, error) {
-				d, err := lag(ctx)
-				return d.Seconds(), err
-			}, log))
+	if lag := o.OutboxLag; lag != nil {
+		m.reg.MustRegister(newScrapeGauge("outbox_oldest_unsent_age_seconds",
+			"Age of the oldest outbox row not yet relayed to the queue; 0 when all are sent.",
+			func(ctx context.Context) (float64, error) { d, err := lag(ctx); return d.Seconds(), err }, log))
 	}
-	if o.LiveSessions != nil {
-		live := o.LiveSessions
-		m.reg.MustRegister(newScrapeGauge(
-			prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "live_sessions"),
-				"App sessions that are neither expired nor revoked.", nil, nil),
-			func(ctx context.Context) (float64, error) {
-				n, err := live(ctx)
-				return float64(n), err
-			}, log))
+	if live := o.LiveSessions; live != nil {
+		m.reg.MustRegister(newScrapeGauge("live_sessions",
+			"App sessions that are neither expired nor revoked.",
+			func(ctx context.Context) (float64, error) { n, err := live(ctx); return float64(n), err }, log))
 	}
 	return m
 }

@@ -45,8 +45,13 @@ type scrapeGauge struct {
 	log  *slog.Logger
 }
 
-func newScrapeGauge(desc *prometheus.Desc, read func(context.Context) (float64, error), log *slog.Logger) *scrapeGauge {
-	return &scrapeGauge{desc: desc, val: &cachedRead[float64]{read: read, now: time.Now}, log: log}
+// newScrapeGauge returns the gauge appruntime_<name>, read by read.
+func newScrapeGauge(name, help string, read func(context.Context) (float64, error), log *slog.Logger) *scrapeGauge {
+	return &scrapeGauge{
+		desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, nil, nil),
+		val:  &cachedRead[float64]{read: read, now: time.Now},
+		log:  log,
+	}
 }
 
 func (g *scrapeGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
