@@ -89,7 +89,8 @@ func (s *standIn) runtime(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	expiry, known := s.tokens[token]
-	status, body := http.StatusOK, map[string]any{}
+	status := http.StatusOK
+	var body map[string]any
 	switch {
 	case r.Header.Get("X-Nanonets-App-Runtime") != "v2":
 		status, body = http.StatusBadRequest, map[string]any{"error": "this stand-in speaks v2 only"}
