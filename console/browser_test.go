@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,55 +16,6 @@ import (
 	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
 )
-
-// chromiumPath is Debian's chromium (scripts/services.sh installs it).
-const chromiumPath = "/usr/bin/chromium"
-
-// browserTimeout bounds the whole browser session of a test.
-const browserTimeout = 90 * time.Second
-
-// newBrowser starts a headless Chromium with a fresh profile. A missing
-// Chromium fails the test (it is a dependency of the suite, like Postgres);
-// -short skips it. The background-networking flags keep Chromium from
-// reaching for the network this machine does not have.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs Chromium (skipped with -short)")
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("Chromium is needed at %s: %v (run scripts/services.sh, which installs it)", chromiumPath, err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("safebrowsing-disable-auto-update", true),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	require.NoError(t, chromedp.Do(ctx), "start Chromium")
-	return ctx
-}
 
 // stack is the API and the console on loopback, over one platform.
 type stack struct {
@@ -99,7 +49,7 @@ func newStack(t *testing.T) *stack {
 // resolves the await), then check the database.
 func TestReviewInTheBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := newBrowser(t)
+	ctx := testkit.Browser(t)
 	s := newStack(t)
 	f := seedDemo(t, s.P, s.Tenant)
 

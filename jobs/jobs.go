@@ -54,11 +54,18 @@ func PrefixedQueues(p string) Queues {
 
 // NewTask builds an asynq task of args' kind with a JSON payload.
 func NewTask(args Args, opts ...asynq.Option) (*asynq.Task, error) {
+	return NewTaskWithHeaders(args, nil, opts...)
+}
+
+// NewTaskWithHeaders is NewTask with task headers: metadata that travels with
+// the job but is not its arguments, such as the id of the request that caused
+// it (internal/requestid).
+func NewTaskWithHeaders(args Args, headers map[string]string, opts ...asynq.Option) (*asynq.Task, error) {
 	payload, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: marshal %s: %w", args.Kind(), err)
 	}
-	return asynq.NewTask(args.Kind(), payload, opts...), nil
+	return asynq.NewTaskWithHeaders(args.Kind(), payload, headers, opts...), nil
 }
 
 // Decode reads a task's payload as T. A malformed payload can never succeed,

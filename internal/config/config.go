@@ -27,8 +27,12 @@ type Config struct {
 	DatabaseURL string // postgres://… or sqlite:PATH
 	RedisURL    string // redis://…; empty only in dev (embedded Redis)
 
-	APIAddr       string
-	ConsoleAddr   string
+	APIAddr     string
+	ConsoleAddr string
+	// MetricsAddr is where the process serves /metrics (internal/metrics);
+	// empty turns the metrics server off. It must be a private address: it
+	// is never the API's or the console's.
+	MetricsAddr   string
 	PublicAPIURL  string // how browsers and agents reach the API
 	ConsoleURL    string // how admins reach the console
 	BundleBaseURL string // where bundles are served from (ideally a separate origin)
@@ -145,6 +149,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		RedisURL:          strings.TrimSpace(getenv("REDIS_URL")),
 		APIAddr:           r.addr("API_ADDR", apiAddr),
 		ConsoleAddr:       r.addr("CONSOLE_ADDR", consoleAddr),
+		MetricsAddr:       r.optionalAddr("METRICS_ADDR"),
 		SessionIssuer:     r.str("SESSION_ISSUER", "appruntime"),
 		LLMBaseURL:        r.url("LLM_BASE_URL", ""),
 		LLMAPIKey:         getenv("LLM_API_KEY"),
@@ -176,6 +181,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			r.fail("REDIS_URL", fmt.Sprintf("%v (want redis://[:password@]host:port[/db])", err))
 		}
 	}
+	r.checkMetricsAddr(role, c)
 	if role != RoleDev {
 		r.require("DATABASE_URL", c.DatabaseURL != "")
 		if role != RoleMigrate && role != RoleOperator {
@@ -330,6 +336,49 @@ func isLoopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// optionalAddr reads a listen address that may be unset (off).
+func (r *reader) optionalAddr(name string) string {
+	if strings.TrimSpace(r.getenv(name)) == "" {
+		return ""
+	}
+	return r.addr(name, "")
+}
+
+// checkMetricsAddr refuses a METRICS_ADDR that would share a listener with
+// the role's public server: /metrics would then be public, or the process
+// could not start.
+func (r *reader) checkMetricsAddr(role Role, c *Config) {
+	if c.MetricsAddr == "" {
+		return
+	}
+	public := map[string]string{}
+	switch role {
+	case RoleAPI:
+		public["API_ADDR"] = c.APIAddr
+	case RoleConsole:
+		public["CONSOLE_ADDR"] = c.ConsoleAddr
+	case RoleDev:
+		public["API_ADDR"], public["CONSOLE_ADDR"] = c.APIAddr, c.ConsoleAddr
+	}
+	for name, addr := range public {
+		if sameListener(c.MetricsAddr, addr) {
+			r.fail("METRICS_ADDR", fmt.Sprintf("%s is the %s listener: serve metrics on a private address of their own", c.MetricsAddr, name))
+		}
+	}
+}
+
+// sameListener reports whether two listen addresses would take the same
+// port on a common interface (an empty or unspecified host is every one).
+func sameListener(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil || pa != pb {
+		return false
+	}
+	wildcard := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return wildcard(ha) || wildcard(hb) || strings.EqualFold(ha, hb)
 }
 
 func (r *reader) url(name, def string) string {

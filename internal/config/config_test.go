@@ -61,6 +61,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"key ring", "SESSION_KEYS", "nokid", "SESSION_KEYS"},
 		{"duplicate kid", "SESSION_KEYS", "a:" + key32 + ",a:" + key32, "SESSION_KEYS"},
 		{"listen address", "API_ADDR", "8080", "API_ADDR"},
+		{"metrics address", "METRICS_ADDR", "9090", "METRICS_ADDR"},
+		{"metrics on the API's port", "METRICS_ADDR", "127.0.0.1:8080", "METRICS_ADDR: 127.0.0.1:8080 is the API_ADDR listener"},
 		{"cidr", "OUTBOUND_ALLOW_CIDRS", "127.0.0.1/99", "OUTBOUND_ALLOW_CIDRS"},
 		{"data-source cidr", "DATASOURCE_ALLOW_CIDRS", "10.0.0.0/33", "DATASOURCE_ALLOW_CIDRS"},
 		{"duration", "LOOKUP_WAIT", "soon", "LOOKUP_WAIT"},
@@ -91,6 +93,46 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 			_, err := config.Load(config.RoleAPI, env(e))
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestMetricsAddr(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Empty(t, c.MetricsAddr, "the metrics server is off unless configured")
+
+	tests := []struct {
+		name    string
+		role    config.Role
+		vars    map[string]string
+		wantErr string
+	}{
+		{"a private port of its own", config.RoleAPI, map[string]string{"METRICS_ADDR": "127.0.0.1:9090"}, ""},
+		{"every interface, another port", config.RoleAPI, map[string]string{"METRICS_ADDR": ":9090"}, ""},
+		{"the API's port on another interface", config.RoleAPI, map[string]string{"API_ADDR": "10.0.0.5:8080", "METRICS_ADDR": "127.0.0.1:8080"}, ""},
+		{"the API's listener", config.RoleAPI, map[string]string{"METRICS_ADDR": ":8080"}, "API_ADDR"},
+		{"the API's port, API on every interface", config.RoleAPI, map[string]string{"API_ADDR": "0.0.0.0:8080", "METRICS_ADDR": "127.0.0.1:8080"}, "API_ADDR"},
+		{"the console's listener", config.RoleConsole, map[string]string{"CONSOLE_SESSION_KEY": key32, "METRICS_ADDR": "localhost:8081", "CONSOLE_ADDR": "localhost:8081"}, "CONSOLE_ADDR"},
+		{"dev checks both", config.RoleDev, map[string]string{"METRICS_ADDR": ":8081"}, "CONSOLE_ADDR"},
+		{"the worker has no public listener", config.RoleWorker, map[string]string{"METRICS_ADDR": ":8080"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := validAPI()
+			for k, v := range tc.vars {
+				e[k] = v
+			}
+			c, err := config.Load(tc.role, env(e))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, "METRICS_ADDR")
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.vars["METRICS_ADDR"], c.MetricsAddr)
 		})
 	}
 }
