@@ -44,7 +44,7 @@ func newSigner(t *testing.T, keys ...config.Key) *agenttool.IdentitySigner {
 // received is one request a stand-in component saw.
 type received struct {
 	method, path, query, auth, contentType, key string
-	body                                       []byte
+	body                                        []byte
 }
 
 // standIn is a loopback component: it records each request and answers
