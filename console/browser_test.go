@@ -1,71 +1,19 @@
 package console_test
 
 import (
-	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
 )
-
-// chromiumPath is Debian's chromium (scripts/services.sh installs it).
-const chromiumPath = "/usr/bin/chromium"
-
-// browserTimeout bounds the whole browser session of a test.
-const browserTimeout = 90 * time.Second
-
-// newBrowser starts a headless Chromium with a fresh profile. A missing
-// Chromium fails the test (it is a dependency of the suite, like Postgres);
-// -short skips it. The background-networking flags keep Chromium from
-// reaching for the network this machine does not have.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs Chromium (skipped with -short)")
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("Chromium is needed at %s: %v (run scripts/services.sh, which installs it)", chromiumPath, err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("safebrowsing-disable-auto-update", true),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	require.NoError(t, chromedp.Do(ctx), "start Chromium")
-	return ctx
-}
 
 // stack is the API and the console on loopback, over one platform.
 type stack struct {
@@ -99,7 +47,7 @@ func newStack(t *testing.T) *stack {
 // resolves the await), then check the database.
 func TestReviewInTheBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := newBrowser(t)
+	ctx := browser.New(t)
 	s := newStack(t)
 	f := seedDemo(t, s.P, s.Tenant)
 
@@ -121,7 +69,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href$="/artifact"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
 	))
-	frame := frameContext(t, ctx, s.APIURL+"/bundles/"+f.BundleID+"/")
+	frame := browser.Frame(t, ctx, s.APIURL+"/bundles/"+f.BundleID+"/")
 
 	// The bundle got its init message and lists the invoices (a read).
 	require.NoError(t, chromedp.Do(frame, chromedp.WaitVisible(chromedp.CSS(`#rows tbody tr:nth-child(3)`))))
@@ -171,27 +119,3 @@ func TestReviewInTheBrowser(t *testing.T) {
 	require.Equal(t, "resolved", awaitText)
 }
 
-// frameContext returns a context that runs actions in the artifact iframe
-// whose URL starts with urlPrefix. The iframe is sandboxed (opaque origin),
-// so Chromium runs it in a process of its own, as a separate target; the
-// returned context attaches to that target.
-func frameContext(t *testing.T, ctx context.Context, urlPrefix string) context.Context {
-	t.Helper()
-	var id target.ID
-	require.Eventually(t, func() bool {
-		infos, err := chromedp.Targets(ctx)
-		if err != nil {
-			return false
-		}
-		for _, info := range infos {
-			if info.Type == "iframe" && strings.HasPrefix(info.URL, urlPrefix) {
-				id = info.TargetID
-				return true
-			}
-		}
-		return false
-	}, 20*time.Second, 100*time.Millisecond, "no iframe target for %s", urlPrefix)
-	frame, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(id))
-	t.Cleanup(cancel)
-	return frame
-}

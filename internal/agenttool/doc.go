@@ -18,8 +18,8 @@
 //     JWKS.
 //   - ParseReply reads a handler's reply: plain text, the content /
 //     markdown / embedUrl channels, or a pending_input card whose buttons
-//     PendingInput.Click resolves. RenderMarkdown renders markdown for the
-//     host with raw HTML escaped and only absolute links live.
+//     PendingInput.Click resolves. internal/markdown renders the markdown
+//     channel for the host with raw HTML escaped and only absolute links live.
 //
 // The package holds no state of its own: storing declarations and tool
 // calls, parking the task on a card and resuming it belong to its callers.

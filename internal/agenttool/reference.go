@@ -313,23 +313,12 @@ func (t template) fill(v values, escape func(string) string, check func(r ref, s
 // resolved, "$${" in them not unescaped). The result is compact JSON with
 // object keys sorted.
 func resolveJSON(body json.RawMessage, v values) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := decodeBody(body)
+	if err != nil {
 		return nil, templateError("body", err)
 	}
-	out, err := resolveNode(doc, v)
-	if err != nil {
-		return nil, err
-	}
-	return marshal(out)
-}
-
-func resolveNode(node any, v values) (any, error) {
-	switch n := node.(type) {
-	case string:
-		t, err := parseTemplate(n)
+	out, err := mapStrings(doc, func(s string) (any, error) {
+		t, err := parseTemplate(s)
 		if err != nil {
 			return nil, templateError("body", err)
 		}
@@ -337,10 +326,51 @@ func resolveNode(node any, v values) (any, error) {
 			return v.value(*r)
 		}
 		return t.fill(v, nil, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return marshal(out)
+}
+
+// jsonRefs returns the references of every string in a JSON body template,
+// or an error for the first malformed one (the save-time check).
+func jsonRefs(body json.RawMessage) ([]ref, error) {
+	doc, err := decodeBody(body)
+	if err != nil {
+		return nil, fmt.Errorf("body is not valid JSON: %v", err)
+	}
+	var out []ref
+	_, err = mapStrings(doc, func(s string) (any, error) {
+		t, err := parseTemplate(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t.refs()...)
+		return s, nil
+	})
+	return out, err
+}
+
+// decodeBody decodes a body template, numbers as json.Number.
+func decodeBody(body json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	err := dec.Decode(&doc)
+	return doc, err
+}
+
+// mapStrings returns node with every string value, at any depth, replaced
+// by what f makes of it; object keys and other values are kept.
+func mapStrings(node any, f func(string) (any, error)) (any, error) {
+	switch n := node.(type) {
+	case string:
+		return f(n)
 	case map[string]any:
 		out := make(map[string]any, len(n))
 		for k, child := range n {
-			r, err := resolveNode(child, v)
+			r, err := mapStrings(child, f)
 			if err != nil {
 				return nil, err
 			}
@@ -350,7 +380,7 @@ func resolveNode(node any, v values) (any, error) {
 	case []any:
 		out := make([]any, len(n))
 		for i, child := range n {
-			r, err := resolveNode(child, v)
+			r, err := mapStrings(child, f)
 			if err != nil {
 				return nil, err
 			}
@@ -359,46 +389,6 @@ func resolveNode(node any, v values) (any, error) {
 		return out, nil
 	}
 	return node, nil
-}
-
-// jsonRefs returns the references of every string in a JSON body template,
-// or an error for the first malformed one (the save-time check).
-func jsonRefs(body json.RawMessage) ([]ref, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("body is not valid JSON: %v", err)
-	}
-	var out []ref
-	var walk func(node any) error
-	walk = func(node any) error {
-		switch n := node.(type) {
-		case string:
-			t, err := parseTemplate(n)
-			if err != nil {
-				return err
-			}
-			out = append(out, t.refs()...)
-		case map[string]any:
-			for _, child := range n {
-				if err := walk(child); err != nil {
-					return err
-				}
-			}
-		case []any:
-			for _, child := range n {
-				if err := walk(child); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(doc); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func clip(s string, n int) string {

@@ -3,7 +3,9 @@ package agenttool_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -217,4 +219,28 @@ func withHeader(t agenttool.Target, name, value string) agenttool.Target {
 func withQuery(t agenttool.Target, q map[string]string) agenttool.Target {
 	t.Query = q
 	return t
+}
+
+// FuzzEscapedTextStaysLiteral: any text with its "${" written as "$${"
+// resolves to itself, with no reference read, whatever it holds; and no
+// template, however malformed, makes resolution panic.
+func FuzzEscapedTextStaysLiteral(f *testing.F) {
+	for _, seed := range []string{"${input}", "$${input}", "$$${x}", "${", "}", "$", "a ${env.X} b", "${input.a.0}", "$$$$"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		escaped := strings.ReplaceAll(s, "${", "$${")
+		body := mustJSON(t, escaped)
+		out, err := agenttool.BuildRequest(withBody(appTarget("/t"), string(body)), json.RawMessage(`{}`), &apiComponent)
+		require.NoError(t, err)
+		var got string
+		require.NoError(t, json.Unmarshal(out.Body, &got))
+		require.Equal(t, s, got)
+
+		// Unescaped, the text either resolves or is refused; it never panics.
+		_, _ = agenttool.BuildRequest(withBody(appTarget("/t"), string(mustJSON(t, s))), json.RawMessage(`{"a":1}`), &apiComponent)
+	})
 }

@@ -43,7 +43,7 @@ type Display string
 const (
 	DisplayPending  Display = "pending_input" // the card, its buttons live
 	DisplayEmbed    Display = "embed"         // embedUrl in a sandboxed iframe; wins over markdown
-	DisplayMarkdown Display = "markdown"      // RenderMarkdown(markdown)
+	DisplayMarkdown Display = "markdown"      // markdown.Render(Markdown)
 	DisplayText     Display = "text"          // content as plain text
 )
 

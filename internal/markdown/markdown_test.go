@@ -1,4 +1,4 @@
-package agenttool_test
+package markdown_test
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
-	"github.com/appruntime/appruntime/internal/agenttool"
+	"github.com/appruntime/appruntime/internal/markdown"
 )
 
-// TestRenderMarkdown is the XSS and link table: raw HTML escaped, only
+// TestRender is the XSS and link table: raw HTML escaped, only
 // absolute http(s) and mailto links live, relative paths dead, no images.
-func TestRenderMarkdown(t *testing.T) {
+func TestRender(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -49,7 +49,7 @@ func TestRenderMarkdown(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := agenttool.RenderMarkdown(tt.md)
+			got, err := markdown.Render(tt.md)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
 			require.NoError(t, checkSafeHTML(got))
@@ -101,9 +101,9 @@ func hasKey(attrs []html.Attribute, key string) bool {
 	return slices.ContainsFunc(attrs, func(a html.Attribute) bool { return a.Key == key })
 }
 
-// FuzzRenderMarkdown: whatever the markdown, the output holds nothing that
+// FuzzRender: whatever the markdown, the output holds nothing that
 // runs or loads.
-func FuzzRenderMarkdown(f *testing.F) {
+func FuzzRender(f *testing.F) {
 	for _, seed := range []string{
 		"<script>alert(1)</script>", "[x](javascript:alert(1))", "![x](https://t.example/p.png)",
 		`<img src=x onerror=alert(1)>`, "[x](data:text/html,<script>)", "<a href=\"javascript:x\">y</a>",
@@ -114,7 +114,7 @@ func FuzzRenderMarkdown(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, md string) {
-		out, err := agenttool.RenderMarkdown(md)
+		out, err := markdown.Render(md)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,8 @@
-package agenttool
+// Package markdown renders untrusted markdown (a tool result's markdown
+// channel, seed 003) into an HTML fragment the host page can insert: raw
+// HTML escaped, only absolute links live, no images. It imports nothing of
+// appruntime.
+package markdown
 
 import (
 	"bytes"
@@ -23,7 +27,7 @@ var markdownRenderer = goldmark.New(
 	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeNodes{}, 100))),
 )
 
-// RenderMarkdown renders a result's markdown for the host (seed 003,
+// Render renders a result's markdown for the host (seed 003,
 // "markdown": "raw HTML is escaped … links must be absolute"):
 //
 //   - raw HTML, inline or as a block, is shown as text (escaped), never
@@ -41,10 +45,10 @@ var markdownRenderer = goldmark.New(
 //     images from itself only.
 //
 // The result is an HTML fragment safe to insert in the host page.
-func RenderMarkdown(md string) (string, error) {
+func Render(md string) (string, error) {
 	var buf bytes.Buffer
 	if err := markdownRenderer.Convert([]byte(md), &buf); err != nil {
-		return "", fmt.Errorf("agenttool: render markdown: %w", err)
+		return "", fmt.Errorf("markdown: render: %w", err)
 	}
 	return buf.String(), nil
 }
