@@ -118,4 +118,3 @@ func TestReviewInTheBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "resolved", awaitText)
 }
-
