@@ -1,18 +1,16 @@
 package console_test
 
 import (
-	"context"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
 )
@@ -49,7 +47,7 @@ func newStack(t *testing.T) *stack {
 // resolves the await), then check the database.
 func TestReviewInTheBrowser(t *testing.T) {
 	t.Parallel()
-	ctx := testkit.Browser(t)
+	ctx := browser.New(t)
 	s := newStack(t)
 	f := seedDemo(t, s.P, s.Tenant)
 
@@ -85,7 +83,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action$="/artifact"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
 	))
-	frame := frameContext(t, ctx, s.APIURL+"/bundles/"+f.BundleID+"/")
+	frame := browser.Frame(t, ctx, s.APIURL+"/bundles/"+f.BundleID+"/")
 
 	// The bundle got its init message and lists the invoices (a read).
 	require.NoError(t, chromedp.Do(frame, chromedp.WaitVisible(chromedp.CSS(`#rows tbody tr:nth-child(3)`))))
@@ -133,29 +131,4 @@ func TestReviewInTheBrowser(t *testing.T) {
 	awaitText, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.await-resolved`)))
 	require.NoError(t, err)
 	require.Equal(t, "resolved", awaitText)
-}
-
-// frameContext returns a context that runs actions in the artifact iframe
-// whose URL starts with urlPrefix. The iframe is sandboxed (opaque origin),
-// so Chromium runs it in a process of its own, as a separate target; the
-// returned context attaches to that target.
-func frameContext(t *testing.T, ctx context.Context, urlPrefix string) context.Context {
-	t.Helper()
-	var id target.ID
-	require.Eventually(t, func() bool {
-		infos, err := chromedp.Targets(ctx)
-		if err != nil {
-			return false
-		}
-		for _, info := range infos {
-			if info.Type == "iframe" && strings.HasPrefix(info.URL, urlPrefix) {
-				id = info.TargetID
-				return true
-			}
-		}
-		return false
-	}, 20*time.Second, 100*time.Millisecond, "no iframe target for %s", urlPrefix)
-	frame, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(id))
-	t.Cleanup(cancel)
-	return frame
 }

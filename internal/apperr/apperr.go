@@ -27,10 +27,17 @@ const (
 	Internal         Code = "internal"           // a bug or an unexpected failure; detail is logged, not shown
 	NotMigrated      Code = "not_migrated"       // the database schema is behind this binary
 	MethodNotAllowed Code = "method_not_allowed" // the route exists for another method
+	// InvalidBlocks refuses a reply's blocks (seed 004: "the platform's
+	// existing invalid_blocks code"); Detail lists a reason per block.
+	InvalidBlocks Code = "invalid_blocks"
 )
 
 var statusByCode = map[Code]int{
-	Invalid:          http.StatusBadRequest,
+	Invalid: http.StatusBadRequest,
+	// A refused reply is a request the client must change, like any other
+	// invalid input: 400, so clients that branch on status treat it the
+	// same way and tell it apart by its code.
+	InvalidBlocks:    http.StatusBadRequest,
 	Unauthenticated:  http.StatusUnauthorized,
 	Forbidden:        http.StatusForbidden,
 	NotFound:         http.StatusNotFound,
@@ -132,10 +139,12 @@ func Status(code Code) int {
 }
 
 // CodeForStatus maps an HTTP status back to a code, for errors raised by the
-// HTTP framework itself (404 route, 405 method, 413 body limit).
+// HTTP framework itself (404 route, 405 method, 413 body limit). The codes
+// that share a status with a general one (NotMigrated, InvalidBlocks) are
+// never the answer.
 func CodeForStatus(status int) Code {
 	for c, s := range statusByCode {
-		if s == status && c != NotMigrated {
+		if s == status && c != NotMigrated && c != InvalidBlocks {
 			return c
 		}
 	}

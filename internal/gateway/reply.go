@@ -22,15 +22,16 @@ const MaxReplyBytes = 1 << 20
 // the upstream's own status.
 const ReplyTooLargeNote = "response exceeded 1 MiB"
 
-var errTooLarge = errors.New("gateway: reply over MaxReplyBytes")
+// ErrReplyTooLarge is ReadCapped's error for a reply over MaxReplyBytes.
+var ErrReplyTooLarge = errors.New("gateway: reply over MaxReplyBytes")
 
 // reply reads res into a Response: JSON as body, anything else as text, a
 // reply over MaxReplyBytes as ReplyTooLargeNote.
 func (g *Gateway) reply(ctx context.Context, call *binding.HTTPCall, res *http.Response) (Response, error) {
 	defer res.Body.Close()
-	raw, err := readCapped(res)
+	raw, err := ReadCapped(res)
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, ErrReplyTooLarge):
 		g.log.WarnContext(ctx, "gateway: reply over the cap discarded", "op", call.Op, "status", res.StatusCode, "cap_bytes", MaxReplyBytes)
 		note := ReplyTooLargeNote
 		return Response{Status: res.StatusCode, Text: &note}, nil
@@ -45,10 +46,12 @@ func (g *Gateway) reply(ctx context.Context, call *binding.HTTPCall, res *http.R
 	return Response{Status: res.StatusCode, Text: &text}, nil
 }
 
-// readCapped reads at most MaxReplyBytes of the decoded body, or errTooLarge.
-// The transport decodes the gzip it asked for; a gzip reply it did not ask
-// for is decoded here, so the cap always counts decoded bytes.
-func readCapped(res *http.Response) ([]byte, error) {
+// ReadCapped reads at most MaxReplyBytes of the decoded body, or
+// ErrReplyTooLarge. The transport decodes the gzip it asked for; a gzip
+// reply it did not ask for is decoded here, so the cap always counts
+// decoded bytes. Every caller that reads an upstream's reply (http_calls,
+// agent tool targets) reads it through here.
+func ReadCapped(res *http.Response) ([]byte, error) {
 	var body io.Reader = res.Body
 	if !res.Uncompressed && strings.EqualFold(strings.TrimSpace(res.Header.Get("Content-Encoding")), "gzip") {
 		zr, err := gzip.NewReader(res.Body)
@@ -63,7 +66,7 @@ func readCapped(res *http.Response) ([]byte, error) {
 		return nil, err
 	}
 	if len(raw) > MaxReplyBytes {
-		return nil, errTooLarge
+		return nil, ErrReplyTooLarge
 	}
 	return raw, nil
 }

@@ -18,6 +18,10 @@
 //
 // task_id, agent_id, step_id and workspace_id are taken from Source.Session
 // only, never from the payload. A placeholder whose key is absent is 400.
+// EscapeSegment, StaysOneSegment and HasControl are exported for the other
+// template grammar, agent tools' ${…} references (internal/agenttool), so
+// that a value is escaped the same way in both.
+//
 // Errors carry internal/apperr codes; this package imports nothing else of
 // appruntime, so every layer can share it.
 package placeholder

@@ -244,16 +244,16 @@ func Text(tmpl string, src Source) (string, error) {
 // another.
 func Header(tmpl string, src Source) (string, error) {
 	return fillTemplate(tmpl, "header", src, nil, func(name, v string) error {
-		if hasControl(v, true) {
+		if HasControl(v, true) {
 			return apperr.Invalidf("{{%s}} holds a control character (CR, LF, …), which a header value cannot carry", name)
 		}
 		return nil
 	})
 }
 
-// hasControl reports whether s holds an ASCII control character (DEL
+// HasControl reports whether s holds an ASCII control character (DEL
 // included); a tab counts only when tabOK is false.
-func hasControl(s string, tabOK bool) bool {
+func HasControl(s string, tabOK bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if (c < 0x20 && (c != '\t' || !tabOK)) || c == 0x7f {

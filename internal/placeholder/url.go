@@ -158,7 +158,7 @@ func fillPath(path string, src Source) (string, error) {
 		}
 		pieces, _ := parse(seg)
 		var names []string
-		filled, err := fill(pieces, src, escapeSegment, func(name, v string) error {
+		filled, err := fill(pieces, src, EscapeSegment, func(name, v string) error {
 			names = append(names, name)
 			if v == "" {
 				return apperr.Invalidf("{{%s}} is empty; in the path an empty value would address another endpoint", name)
@@ -168,7 +168,7 @@ func fillPath(path string, src Source) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if !staysOneSegment(filled) {
+		if !StaysOneSegment(filled) {
 			return "", apperr.Forbiddenf("%s would leave its path segment (a . or .. segment, or a control character, once decoded)",
 				List(names))
 		}
@@ -177,17 +177,17 @@ func fillPath(path string, src Source) (string, error) {
 	return strings.Join(segments, "/"), nil
 }
 
-// staysOneSegment reports whether a filled segment, decoded once and then
+// StaysOneSegment reports whether a filled segment, decoded once and then
 // again as often as a careless server might, never is or holds a "." or ".."
 // segment (with / or \ as separators) and never holds a control character.
-func staysOneSegment(seg string) bool {
+func StaysOneSegment(seg string) bool {
 	s := seg
 	for range maxDecodeRounds {
 		d, err := url.PathUnescape(s)
 		if err != nil {
 			return true // not decodable any further: what was seen so far passed
 		}
-		if hasControl(d, false) {
+		if HasControl(d, false) {
 			return false
 		}
 		for _, part := range strings.FieldsFunc(d, func(r rune) bool { return r == '/' || r == '\\' }) {
@@ -218,11 +218,11 @@ func fillQuery(s string, src Source) (string, error) {
 	return fillTemplate(s, "url", src, url.QueryEscape, nil)
 }
 
-// escapeSegment percent-encodes every byte of s except the unreserved
+// EscapeSegment percent-encodes every byte of s except the unreserved
 // characters of RFC 3986 (A-Z a-z 0-9 - . _ ~): stricter than
 // url.PathEscape, which leaves sub-delimiters such as ";" and "=" that some
 // servers give a meaning inside a segment.
-func escapeSegment(s string) string {
+func EscapeSegment(s string) string {
 	const hex = "0123456789ABCDEF"
 	n := 0
 	for i := 0; i < len(s); i++ {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/sdk"
-	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
 )
 
 // sessionTTL is the stand-in mint's token lifetime, short so that the test
@@ -139,7 +139,7 @@ func render(t *testing.T, name string, values map[string]string) string {
 // its first token.
 func TestABundleOnTheSDKInChromium(t *testing.T) {
 	t.Parallel()
-	ctx := testkit.Browser(t)
+	ctx := browser.New(t)
 	s := &standIn{tokens: map[string]time.Time{}}
 
 	apiMux := http.NewServeMux()

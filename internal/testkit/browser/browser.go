@@ -1,0 +1,89 @@
+// Package browser starts the headless Chromium of the browser tests (kept
+// apart from testkit so that only those tests link chromedp).
+package browser
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// ChromiumPath is Debian's chromium (scripts/services.sh installs it).
+const ChromiumPath = "/usr/bin/chromium"
+
+// BrowserTimeout bounds the whole browser session of a test.
+const BrowserTimeout = 90 * time.Second
+
+// New starts a headless Chromium with a fresh profile and returns a
+// context that drives it, closed at cleanup. A missing Chromium fails the
+// test (it is a dependency of the suite, like Postgres); -short skips it.
+// The background-networking flags keep Chromium from reaching for the
+// network this machine does not have.
+func New(t *testing.T) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Chromium (skipped with -short)")
+	}
+	if _, err := os.Stat(ChromiumPath); err != nil {
+		t.Fatalf("Chromium is needed at %s: %v (run scripts/services.sh, which installs it)", ChromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, BrowserTimeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	return ctx
+}
+
+// Frame returns a context that runs actions in the iframe whose URL
+// starts with urlPrefix. A sandboxed iframe (opaque origin) runs in a
+// process of its own, as a separate target; the context attaches to it.
+func Frame(t *testing.T, ctx context.Context, urlPrefix string) context.Context {
+	t.Helper()
+	var id target.ID
+	require.Eventually(t, func() bool {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			return false
+		}
+		for _, info := range infos {
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, urlPrefix) {
+				id = info.TargetID
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 100*time.Millisecond, "no iframe target for %s", urlPrefix)
+	frame, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(id))
+	t.Cleanup(cancel)
+	return frame
+}
