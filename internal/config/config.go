@@ -52,7 +52,26 @@ type Config struct {
 	ShutdownTimeout   time.Duration // how long SIGTERM waits for in-flight work
 
 	LogLevel slog.Level
+
+	// RedisKeyPrefix starts every Redis key, channel and queue name of the
+	// deployment, so that several share one Redis (DefaultRedisKeyPrefix).
+	RedisKeyPrefix string
+	// OutboxRetention is how long a sent outbox row is kept before the
+	// worker prunes it (DefaultOutboxRetention, at least MinOutboxRetention).
+	OutboxRetention time.Duration
 }
+
+// DefaultRedisKeyPrefix is REDIS_KEY_PREFIX's default; with it the queues
+// keep their plain names (jobs.DefaultQueues).
+const DefaultRedisKeyPrefix = "appruntime:"
+
+// Outbox retention: the default, and the least accepted. A resume event's
+// webhook deliveries read its outbox row for as long as they are retried
+// (about five hours), so a sent row must outlive that.
+const (
+	DefaultOutboxRetention = 7 * 24 * time.Hour
+	MinOutboxRetention     = 24 * time.Hour
+)
 
 // Key is one entry of a key ring.
 type Key struct {
@@ -100,6 +119,12 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		ShutdownTimeout:   r.duration("SHUTDOWN_TIMEOUT", 8*time.Second),
 		LogLevel:          r.level("LOG_LEVEL"),
 		OutboundAllow:     r.prefixes("OUTBOUND_ALLOW_CIDRS"),
+		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
+		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),
+	}
+	if c.OutboxRetention < MinOutboxRetention {
+		r.fail("OUTBOX_RETENTION", fmt.Sprintf("want at least %s (webhook deliveries read sent rows while they retry), got %s",
+			MinOutboxRetention, c.OutboxRetention))
 	}
 	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
@@ -256,6 +281,23 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// keyPrefix reads a Redis key prefix: letters, digits, '_', '-', '.' and
+// ':', ending with ':'.
+func (r *reader) keyPrefix(name, def string) string {
+	v := r.str(name, def)
+	ok := strings.HasSuffix(v, ":") && len(v) <= 64
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-.:", c)) {
+			ok = false
+		}
+	}
+	if !ok {
+		r.fail(name, fmt.Sprintf("want letters, digits, _ - . and : ending with ':' (at most 64), got %q", v))
+		return def
+	}
+	return v
 }
 
 func (r *reader) level(name string) slog.Level {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,6 +35,22 @@ func TestLoadValidAPIConfig(t *testing.T) {
 	require.Equal(t, "k1", c.SessionKeys[0].ID)
 }
 
+func TestRedisKeyPrefixAndOutboxRetention(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleWorker, env(validAPI()))
+	require.NoError(t, err)
+	require.Equal(t, config.DefaultRedisKeyPrefix, c.RedisKeyPrefix)
+	require.Equal(t, config.DefaultOutboxRetention, c.OutboxRetention)
+
+	e := validAPI()
+	e["REDIS_KEY_PREFIX"] = "tenant-b:"
+	e["OUTBOX_RETENTION"] = "48h"
+	c, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "tenant-b:", c.RedisKeyPrefix)
+	require.Equal(t, 48*time.Hour, c.OutboxRetention)
+}
+
 func TestBadValuesNameTheVariable(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -50,6 +67,11 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"duration", "LOOKUP_WAIT", "soon", "LOOKUP_WAIT"},
 		{"number", "WORKER_CONCURRENCY", "0", "WORKER_CONCURRENCY"},
 		{"public url", "PUBLIC_API_URL", "ftp://x", "PUBLIC_API_URL"},
+		{"key prefix without colon", "REDIS_KEY_PREFIX", "appruntime", "REDIS_KEY_PREFIX"},
+		{"key prefix with a space", "REDIS_KEY_PREFIX", "app runtime:", "REDIS_KEY_PREFIX"},
+		{"key prefix with a glob", "REDIS_KEY_PREFIX", "app*:", "REDIS_KEY_PREFIX"},
+		{"outbox retention not a duration", "OUTBOX_RETENTION", "a week", "OUTBOX_RETENTION"},
+		{"outbox retention under a day", "OUTBOX_RETENTION", "5h", "OUTBOX_RETENTION"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -136,11 +136,11 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	})
 	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
 	p.buildDataAndLimits()
-	feed := runtime.NewFeed(o.Store.DB)
-	p.onClose(feed.Close)
+	journal := runtime.NewJournal(o.Store, o.Log)
+	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
-		Feed:         feed,
+		Journal:      journal,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 	}
@@ -179,6 +179,7 @@ func (p *Platform) buildAdmin() error {
 	})
 	p.Admin = admin.NewService(admin.Options{
 		Store: o.Store, Secrets: p.Secrets, AllowSQLiteIntegrations: o.Store.Dialect == config.SQLite,
+		Sessions: p.Sessions,
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)
