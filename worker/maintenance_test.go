@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/platform"
@@ -22,15 +23,10 @@ import (
 // sent outbox row past OUTBOX_RETENTION is deleted, with no request needed.
 func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.T) {
 	t.Parallel()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
 	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
 	cfg.OutboxRetention = 48 * time.Hour
-	p, err := platform.New(context.Background(), platform.Options{
-		Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st, Redis: rd.Client,
-		KeyPrefix: rd.Prefix, Queues: rd.Queues,
-	})
-	require.NoError(t, err)
-	t.Cleanup(p.Close)
+	p := newPlatform(t, cfg)
+	st := p.Store
 
 	tn := testkit.NewTenant(t, st.DB)
 	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
@@ -60,4 +56,18 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 		st.DB.Model(&models.Outbox{}).Count(&outboxRows)
 		return unknown == 1 && intents == 0 && outboxRows == 0
 	}, 20*time.Second, 50*time.Millisecond)
+}
+
+// newPlatform builds a platform on a schema and Redis prefix of the test's
+// own, closed at cleanup.
+func newPlatform(t *testing.T, cfg *config.Config) *platform.Platform {
+	t.Helper()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	p, err := platform.New(context.Background(), platform.Options{
+		Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st, Redis: rd.Client,
+		KeyPrefix: rd.Prefix, Queues: rd.Queues,
+	})
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -67,25 +66,8 @@ func appruntimeBinary(t *testing.T) string {
 type child struct {
 	name   string
 	cmd    *exec.Cmd
-	output *lockedBuffer
+	output *testkit.SyncBuffer
 	done   chan struct{}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // faultStack is one deployment run as processes: its platform schema, its
@@ -129,7 +111,7 @@ func newFaultStack(t *testing.T) *faultStack {
 // added, and, for the api, waits until it is ready.
 func (fs *faultStack) start(t *testing.T, command string, env ...string) *child {
 	t.Helper()
-	c := &child{name: command, cmd: exec.Command(appruntimeBinary(t), command), output: &lockedBuffer{}, done: make(chan struct{})}
+	c := &child{name: command, cmd: exec.Command(appruntimeBinary(t), command), output: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	c.cmd.Env = append(append([]string(nil), fs.env...), env...)
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
 	require.NoError(t, c.cmd.Start())
