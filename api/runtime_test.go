@@ -65,9 +65,12 @@ func TestWriteChangesOneRowAndRecordsOneFeedRow(t *testing.T) {
 	require.NoError(t, f.source.DB.Raw("SELECT status FROM invoices WHERE id = 2").Scan(&status).Error)
 	require.Equal(t, "on_hold", status)
 
+	// The feed row is committed just after the reply (README, "The write
+	// guarantee").
 	var feed []models.FeedEvent
-	require.NoError(t, f.db().Where("task_id = ?", f.taskID).Find(&feed).Error)
-	require.Len(t, feed, 1)
+	require.Eventually(t, func() bool {
+		return f.db().Where("task_id = ?", f.taskID).Find(&feed).Error == nil && len(feed) == 1
+	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, models.FeedAgentAction, feed[0].Type)
 	require.Equal(t, "set_status", feed[0].Name)
 	require.Equal(t, f.stepID, *feed[0].StepID)
@@ -174,6 +177,9 @@ func TestAfterTheAwaitResolvesTheStepsSessionsReadButNoLongerWriteOrAct(t *testi
 	require.Equal(t, 200, r.Status, "before the release the step writes: %s", r.Raw)
 	r = f.verb(t, "action", approveBody("approved"))
 	require.Equal(t, 200, r.Status, string(r.Raw))
+	var names []string
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ?", f.taskID).Order("id").Pluck("name", &names).Error)
+	require.Equal(t, []string{"set_status", "invoice_approved"}, names, "the write comes before the approval in the feed")
 
 	later := f.mint(t, f.stepID) // a session minted after the release is bound the same way
 	for _, token := range []string{f.token, later} {

@@ -50,11 +50,11 @@ type Applied struct {
 
 func (b Batch) empty() bool { return len(b.Open)+len(b.Drop)+len(b.Complete) == 0 }
 
-// Apply records b in one autocommitted statement on Postgres (one round
-// trip, which is what lets the runtime group-commit every /write's intent
-// and feed row), or one transaction on SQLite. It is all or nothing: on an
-// error (a task deleted meanwhile fails its intent's insert) nothing of b is
-// recorded.
+// Apply records b: on Postgres in one autocommitted statement for its Open
+// part and one for the rest (a round trip each, which is what lets the
+// runtime group-commit every /write's intent and feed row), on SQLite in one
+// transaction. Each part is all or nothing: on an error (a task deleted
+// meanwhile fails its feed row) nothing of that part is recorded.
 func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 	out := Applied{Refused: map[string]bool{}, Missing: map[string]bool{}}
 	if b.empty() {
@@ -74,32 +74,39 @@ func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 	return out, nil
 }
 
-// applySQL is Apply's statement: data-modifying CTEs all run, whatever the
-// final SELECT reads. The feed rows take their tasks' feed locks before
-// their ids are drawn (feed.LockedWhere). Every array is text[] (cast in
+// The statements of Apply on Postgres. Every array is text[] (cast in
 // SQL): the driver sends those in binary, where uuid[] or jsonb[] would be
-// quoted and escaped element by element.
-var applySQL = `WITH opened AS (
+// quoted and escaped element by element. Each answers the ids of what it
+// did not do (normally none, so a busy batch reads nothing back).
+var (
+	// openSQL records intents, but not those of a step whose await is
+	// settled.
+	openSQL = `WITH opened AS (
     INSERT INTO write_intents (id, owner, task_id, step_id, name, actor, payload, created_at)
     SELECT i.id::uuid, i.owner::uuid, i.task_id::uuid, i.step_id::uuid, i.name, i.actor, i.payload::jsonb, $1
     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
         AS i (id, owner, task_id, step_id, name, actor, payload)
     WHERE NOT EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = i.task_id::uuid AND a.source_type = '` + models.AwaitSourceAppTool + `'
         AND a.correlation_key = i.step_id AND a.status <> '` + models.AwaitPending + `')
-    RETURNING id),
-dropped AS (
-    DELETE FROM write_intents WHERE id = ANY($9::text[]::uuid[])),
+    RETURNING id)
+SELECT id FROM unnest($2::text[]) AS i (id) WHERE i.id::uuid NOT IN (SELECT id FROM opened)`
+
+	// settleSQL drops intents and turns others into their feed rows, which
+	// take their tasks' feed locks before their ids are drawn
+	// (feed.LockedWhere); data-modifying CTEs all run, whatever the final
+	// SELECT reads.
+	settleSQL = `WITH dropped AS (
+    DELETE FROM write_intents WHERE id = ANY($2::text[]::uuid[])),
 completed AS (
-    DELETE FROM write_intents w USING unnest($10::text[], $11::text[], $12::text[]) AS c (id, type, payload)
+    DELETE FROM write_intents w USING unnest($3::text[], $4::text[], $5::text[]) AS c (id, type, payload)
     WHERE w.id = c.id::uuid
     RETURNING w.id, w.task_id, w.step_id, c.type, w.name, c.payload::jsonb AS payload, w.actor),
 fed AS (
     INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, created_at)
     SELECT task_id, step_id, type, name, payload, actor, $1 FROM completed
-    WHERE ` + feed.LockedWhere("$13") + `)
-SELECT id, true FROM unnest($2::text[]) AS i (id) WHERE i.id::uuid NOT IN (SELECT id FROM opened)
-UNION ALL
-SELECT id, false FROM unnest($10::text[]) AS c (id) WHERE c.id::uuid NOT IN (SELECT id FROM completed)`
+    WHERE ` + feed.LockedWhere("$6") + `)
+SELECT id FROM unnest($3::text[]) AS c (id) WHERE c.id::uuid NOT IN (SELECT id FROM completed)`
+)
 
 // Querier runs a query: a *sql.DB, or a *sql.Conn of the caller's with
 // settings of its own.
@@ -107,57 +114,64 @@ type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// ApplyOn is Apply on Postgres through q, in one autocommitted statement
-// (durable or not as q's synchronous_commit says).
+// ApplyOn is Apply on Postgres through q (its commits durable or not as
+// q's synchronous_commit says).
 func ApplyOn(ctx context.Context, q Querier, b Batch) (Applied, error) {
-	out := Applied{Refused: map[string]bool{}, Missing: map[string]bool{}}
-	if b.empty() {
-		return out, nil
-	}
-	return applyPostgres(ctx, q, b, out)
+	return applyPostgres(ctx, q, b, Applied{Refused: map[string]bool{}, Missing: map[string]bool{}})
 }
 
+// applyPostgres runs openSQL for b's Open and settleSQL for the rest: each
+// part is all or nothing, but two parts are two commits (the runtime's
+// journal never mixes them in one batch).
 func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied) (Applied, error) {
-	n := len(b.Open)
-	ids, owners, tasks, steps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	names, actors, payloads := make([]string, n), make([]string, n), make([]string, n)
-	for i, in := range b.Open {
-		ids[i], owners[i], tasks[i], steps[i] = in.ID, in.Owner, in.TaskID, in.StepID
-		names[i], actors[i], payloads[i] = in.Name, in.Actor, string(in.Payload)
+	now := time.Now().UTC()
+	if n := len(b.Open); n > 0 {
+		ids, owners, tasks, steps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		names, actors, payloads := make([]string, n), make([]string, n), make([]string, n)
+		for i, in := range b.Open {
+			ids[i], owners[i], tasks[i], steps[i] = in.ID, in.Owner, in.TaskID, in.StepID
+			names[i], actors[i], payloads[i] = in.Name, in.Actor, string(in.Payload)
+		}
+		if err := queryIDs(ctx, q, out.Refused, openSQL, now, ids, owners, tasks, steps, names, actors, payloads); err != nil {
+			return Applied{}, err
+		}
 	}
-	m := len(b.Complete)
-	doneIDs, doneTypes, donePayloads := make([]string, m), make([]string, m), make([]string, m)
-	rows := make([]models.FeedEvent, m)
-	for i, c := range b.Complete {
-		doneIDs[i], doneTypes[i], donePayloads[i] = c.ID, c.Type, string(c.Payload)
-		rows[i].TaskID = c.TaskID
+	if m := len(b.Complete); m > 0 || len(b.Drop) > 0 {
+		ids, types, payloads := make([]string, m), make([]string, m), make([]string, m)
+		rows := make([]models.FeedEvent, m)
+		for i, c := range b.Complete {
+			ids[i], types[i], payloads[i] = c.ID, c.Type, string(c.Payload)
+			rows[i].TaskID = c.TaskID
+		}
+		drop := b.Drop
+		if drop == nil {
+			drop = []string{}
+		}
+		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, drop, ids, types, payloads, feed.TaskIDs(rows...)); err != nil {
+			return Applied{}, err
+		}
 	}
-	drop := b.Drop
-	if drop == nil {
-		drop = []string{}
-	}
-	res, err := q.QueryContext(ctx, applySQL, time.Now().UTC(), ids, owners, tasks, steps, names, actors, payloads,
-		drop, doneIDs, doneTypes, donePayloads, feed.TaskIDs(rows...))
+	return out, nil
+}
+
+// queryIDs runs a statement that answers ids, and adds them to into.
+func queryIDs(ctx context.Context, q Querier, into map[string]bool, query string, args ...any) error {
+	res, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return Applied{}, fmt.Errorf("intent: apply: %w", err)
+		return fmt.Errorf("intent: apply: %w", err)
 	}
 	defer res.Close()
 	for res.Next() {
 		var id string
-		var open bool
-		if err := res.Scan(&id, &open); err != nil {
-			return Applied{}, fmt.Errorf("intent: apply: %w", err)
+		if err := res.Scan(&id); err != nil {
+			return fmt.Errorf("intent: apply: %w", err)
 		}
-		if open {
-			out.Refused[id] = true
-		} else {
-			out.Missing[id] = true
-		}
+		into[id] = true
 	}
 	if err := res.Err(); err != nil {
-		return Applied{}, fmt.Errorf("intent: apply: %w", err)
+		return fmt.Errorf("intent: apply: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // applyTx is Apply inside a transaction, statement by statement (SQLite).

@@ -133,14 +133,14 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 		ctx := context.Background()
 		s := newStep(t, st, models.AwaitPending)
 		good := s.intent(models.NewID(), "w")
+		dropped := s.intent(models.NewID(), "w")
 		orphan := newStep(t, st, "").intent(models.NewID(), "w")
-		_, err := intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{good, orphan}})
+		_, err := intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{good, dropped, orphan}})
 		require.NoError(t, err)
 		require.NoError(t, st.DB.Delete(&models.Task{}, "id = ?", orphan.TaskID).Error) // its task is deleted meanwhile
 
-		late := s.intent(models.NewID(), "w")
 		_, err = intent.Apply(ctx, st.DB, intent.Batch{
-			Open: []models.WriteIntent{late},
+			Drop: []string{dropped.ID},
 			Complete: []intent.Completion{
 				{ID: good.ID, TaskID: good.TaskID, Type: models.FeedAgentAction, Payload: good.Payload},
 				{ID: orphan.ID, TaskID: orphan.TaskID, Type: models.FeedAgentAction, Payload: orphan.Payload},
@@ -148,14 +148,14 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 		})
 		require.Error(t, err, "the orphan's feed row has no task")
 		require.Empty(t, feedOf(t, st, s.TaskID), "the good intent was not completed either")
-		require.Equal(t, int64(2), intentCount(t, st), "and the late one not opened")
+		require.Equal(t, int64(3), intentCount(t, st), "nor the dropped one dropped")
 
-		// The sweep lets the orphan go and records the good one.
+		// The sweep lets the orphan go and records the others.
 		n, err := intent.Sweep(ctx, st, time.Now().Add(intent.StaleAfter+time.Minute))
 		require.NoError(t, err)
-		require.Equal(t, 1, n)
+		require.Equal(t, 2, n)
 		require.Zero(t, intentCount(t, st))
-		require.Len(t, feedOf(t, st, s.TaskID), 1)
+		require.Len(t, feedOf(t, st, s.TaskID), 2)
 	})
 }
 

@@ -92,6 +92,10 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		in = &opened
 	}
 
+	// This process's earlier writes come before the action in the feed.
+	if err := s.Journal.Flush(ctx); err != nil {
+		return Result{}, err
+	}
 	results := map[string]any{}
 	responses := map[string]any{}
 	resolved, committed, lost := false, false, false

@@ -30,14 +30,15 @@ func (s *Service) openIntent(ctx context.Context, c session.Claims, name string,
 	return in, nil
 }
 
-// completeIntent turns the intent of a committed write into its feed row:
-// the intent's payload with rows_affected. The request may be gone by now;
-// the record is made all the same.
+// completeIntent queues the turning of a committed write's intent into its
+// feed row (the intent's payload with rows_affected) and does not wait for
+// it: the write is done, and its intent already guarantees a record (README,
+// "The write guarantee"). The request may be gone by now; the record is
+// made all the same.
 func (s *Service) completeIntent(ctx context.Context, in models.WriteIntent, rowsAffected int64) error {
-	_, err := s.Journal.Complete(context.WithoutCancel(ctx), intent.Completion{
+	return s.Journal.CompleteLater(context.WithoutCancel(ctx), intent.Completion{
 		ID: in.ID, TaskID: in.TaskID, Type: models.FeedAgentAction, Payload: withRowsAffected(in.Payload, rowsAffected),
 	})
-	return err
 }
 
 // withRowsAffected is the JSON object payload with "rows_affected": n added

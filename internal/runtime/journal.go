@@ -15,10 +15,11 @@ import (
 )
 
 // Journal group-commits the write intents and feed rows of the verbs
-// (internal/intent): each call still waits until its own intent or feed row
-// is committed, but what arrives together shares one statement and one
+// (internal/intent): what arrives together shares one statement and one
 // commit, so a busy surface costs the platform database a fraction of a
-// round trip per write.
+// round trip per write. Opening an intent is always waited for; a /write's
+// completion is queued (CompleteLater) and an action waits for the queue
+// (Flush) before it records its own feed row.
 //
 // Two writers run side by side. One opens intents, with the database's
 // usual durable commit: an intent must be on disk before the data source may
@@ -40,16 +41,15 @@ type Journal struct {
 
 	ownerMu sync.Mutex
 	owner   *intent.Owner // claimed on first use
-
-	conn *sql.Conn // the settling writer's connection (Postgres); only it uses it
 }
 
 // journalItem is one of: an intent to open, an intent to drop, an intent to
-// complete.
+// complete, a barrier (Flush). done is nil for what nobody waits for.
 type journalItem struct {
 	open     *models.WriteIntent
 	drop     string
 	complete *intent.Completion
+	barrier  bool
 	done     chan journalResult
 }
 
@@ -71,8 +71,8 @@ func NewJournal(st *store.Store, log *slog.Logger) *Journal {
 	}
 	j := &Journal{st: st, log: log, opens: make(chan journalItem, journalBatch), settles: make(chan journalItem, journalBatch)}
 	j.wg.Add(2)
-	go j.work(j.opens, j.applyDurably)
-	go j.work(j.settles, j.applyFast)
+	go j.work(j.opens, &writer{st: st})
+	go j.work(j.settles, &writer{st: st, setup: "SET synchronous_commit = off"})
 	return j
 }
 
@@ -100,22 +100,44 @@ func (j *Journal) Complete(ctx context.Context, c intent.Completion) (bool, erro
 	return j.submit(ctx, j.settles, journalItem{complete: &c})
 }
 
+// CompleteLater queues the completion of an intent and returns without
+// waiting for its commit (a full queue makes it wait for room). What goes
+// wrong is logged: the intent then stays for the sweep.
+func (j *Journal) CompleteLater(ctx context.Context, c intent.Completion) error {
+	return j.enqueue(ctx, j.settles, journalItem{complete: &c})
+}
+
+// Flush returns once every completion queued before it is committed, so a
+// feed row written next (an action's) comes after this process's earlier
+// writes in the feed.
+func (j *Journal) Flush(ctx context.Context) error {
+	_, err := j.submit(ctx, j.settles, journalItem{barrier: true})
+	return err
+}
+
+// submit queues it and waits for its result.
 func (j *Journal) submit(ctx context.Context, queue chan journalItem, it journalItem) (bool, error) {
 	it.done = make(chan journalResult, 1)
+	if err := j.enqueue(ctx, queue, it); err != nil {
+		return false, err
+	}
+	r := <-it.done
+	return r.applied, r.err
+}
+
+// enqueue queues it, unless the journal is closed or ctx ends first.
+func (j *Journal) enqueue(ctx context.Context, queue chan journalItem, it journalItem) error {
 	j.mu.RLock()
+	defer j.mu.RUnlock()
 	if j.closed {
-		j.mu.RUnlock()
-		return false, errShuttingDown
+		return errShuttingDown
 	}
 	select {
 	case queue <- it:
+		return nil
 	case <-ctx.Done():
-		j.mu.RUnlock()
-		return false, ctx.Err()
+		return ctx.Err()
 	}
-	j.mu.RUnlock()
-	r := <-it.done
-	return r.applied, r.err
 }
 
 // ownerID returns the id of this process's owner, claiming it on first use.
@@ -149,10 +171,6 @@ func (j *Journal) Close() {
 	}
 	j.mu.Unlock()
 	j.wg.Wait()
-	if j.conn != nil {
-		store.DiscardConn(j.conn) // its setting must not reach the pool
-		j.conn = nil
-	}
 	j.ownerMu.Lock()
 	defer j.ownerMu.Unlock()
 	if j.owner != nil {
@@ -161,8 +179,9 @@ func (j *Journal) Close() {
 	}
 }
 
-func (j *Journal) work(queue chan journalItem, apply func(intent.Batch) (intent.Applied, error)) {
+func (j *Journal) work(queue chan journalItem, w *writer) {
 	defer j.wg.Done()
+	defer w.close()
 	for first := range queue {
 		batch := []journalItem{first}
 	drain:
@@ -177,7 +196,7 @@ func (j *Journal) work(queue chan journalItem, apply func(intent.Batch) (intent.
 				break drain
 			}
 		}
-		j.flush(batch, apply)
+		j.flush(batch, w.apply)
 	}
 }
 
@@ -192,7 +211,7 @@ func (j *Journal) flush(batch []journalItem, apply func(intent.Batch) (intent.Ap
 	applied, err := apply(b)
 	if err == nil || len(batch) == 1 {
 		for _, it := range batch {
-			it.done <- result(it, applied, err)
+			j.deliver(it, result(it, applied, err))
 		}
 		return
 	}
@@ -200,43 +219,68 @@ func (j *Journal) flush(batch []journalItem, apply func(intent.Batch) (intent.Ap
 		var one intent.Batch
 		add(&one, it)
 		applied, err := apply(one)
-		it.done <- result(it, applied, err)
+		j.deliver(it, result(it, applied, err))
 	}
 }
 
-// applyDurably applies b through the pool, with durable commits.
-func (j *Journal) applyDurably(b intent.Batch) (intent.Applied, error) {
-	return intent.Apply(context.Background(), j.st.DB, b)
+// deliver hands r to whoever waits for it, or logs its failure.
+func (j *Journal) deliver(it journalItem, r journalResult) {
+	if it.done != nil {
+		it.done <- r
+		return
+	}
+	if r.err != nil {
+		j.log.Warn("journal: a queued completion failed; the sweep will record its write as outcome unknown", "error", r.err.Error())
+	}
 }
 
-// applyFast applies b on the settling writer's connection, whose commits do
-// not wait for the disk (Postgres); elsewhere as applyDurably does.
-func (j *Journal) applyFast(b intent.Batch) (intent.Applied, error) {
-	if j.st.Dialect != config.Postgres || j.st.SQL() == nil {
-		return j.applyDurably(b)
-	}
+// writer is one of the journal's writers. On Postgres it keeps a
+// connection of its own, set up once with setup (a session setting), so a
+// batch costs one round trip and no pool checkout; elsewhere it goes
+// through the store.
+type writer struct {
+	st    *store.Store
+	setup string
+	conn  *sql.Conn
+}
+
+func (w *writer) apply(b intent.Batch) (intent.Applied, error) {
 	ctx := context.Background()
-	if j.conn == nil {
-		conn, err := j.st.SQL().Conn(ctx)
+	if w.st.Dialect != config.Postgres || w.st.SQL() == nil {
+		return intent.Apply(ctx, w.st.DB, b)
+	}
+	if w.conn == nil {
+		conn, err := w.st.SQL().Conn(ctx)
 		if err != nil {
 			return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
 		}
-		if _, err := conn.ExecContext(ctx, "SET synchronous_commit = off"); err != nil {
-			store.DiscardConn(conn)
-			return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
+		if w.setup != "" {
+			if _, err := conn.ExecContext(ctx, w.setup); err != nil {
+				store.DiscardConn(conn)
+				return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
+			}
 		}
-		j.conn = conn
+		w.conn = conn
 	}
-	applied, err := intent.ApplyOn(ctx, j.conn, b)
-	if err != nil && j.conn.PingContext(ctx) != nil {
-		store.DiscardConn(j.conn) // broken: the next batch takes a new one
-		j.conn = nil
+	applied, err := intent.ApplyOn(ctx, w.conn, b)
+	if err != nil && w.conn.PingContext(ctx) != nil {
+		w.close() // broken: the next batch takes a new one
 	}
 	return applied, err
 }
 
+// close lets the connection go, never back to the pool, where its setting
+// would reach other users.
+func (w *writer) close() {
+	if w.conn != nil {
+		store.DiscardConn(w.conn)
+		w.conn = nil
+	}
+}
+
 func add(b *intent.Batch, it journalItem) {
 	switch {
+	case it.barrier:
 	case it.open != nil:
 		b.Open = append(b.Open, *it.open)
 	case it.complete != nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -75,4 +76,35 @@ func TestJournalAfterCloseIsRetryableNotAPanic(t *testing.T) {
 	j.Close()
 	_, err := j.Open(context.Background(), models.WriteIntent{ID: models.NewID(), TaskID: models.NewID()})
 	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err))
+}
+
+func TestACompletionQueuedForLaterIsCommittedByTheNextFlush(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Schema, "sqlite": testkit.SQLite} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			st := open(t)
+			tn := testkit.NewTenant(t, st.DB)
+			task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
+			require.NoError(t, st.DB.Create(&task).Error)
+			step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
+			require.NoError(t, st.DB.Create(&step).Error)
+			j := runtime.NewJournal(st, nil)
+			defer j.Close()
+			ctx := context.Background()
+
+			in := models.WriteIntent{ID: models.NewID(), TaskID: task.ID, StepID: step.ID, Name: "w", Actor: "user:x",
+				Payload: models.MustJSON(map[string]any{"verb": "write"})}
+			opened, err := j.Open(ctx, in)
+			require.NoError(t, err)
+			require.True(t, opened)
+			require.NoError(t, j.CompleteLater(ctx, intent.Completion{ID: in.ID, TaskID: task.ID, Type: models.FeedAgentAction, Payload: in.Payload}))
+			require.NoError(t, j.Flush(ctx))
+			var n int64
+			require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentAction).Count(&n).Error)
+			require.EqualValues(t, 1, n, "the flush returned after the queued completion committed")
+			require.NoError(t, st.DB.Model(&models.WriteIntent{}).Count(&n).Error)
+			require.Zero(t, n)
+		})
+	}
 }

@@ -16,7 +16,8 @@ type writePayload struct {
 
 // Write runs one `writes` op on one row and records one feed row: a write
 // intent is committed first (409 when the step's await is settled), the
-// row is written, and the intent becomes the feed row (internal/intent).
+// row is written, and the intent becomes the feed row (internal/intent),
+// committed just after the reply.
 func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Result, error) {
 	r, p, decoded, err := parse[writePayload](body)
 	if err != nil {
@@ -55,7 +56,9 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 		return Result{}, s.settleFailed(ctx, in, err, datasource.AnswerLost(err))
 	}
 	if err := s.completeIntent(ctx, in, n); err != nil {
-		return Result{}, err
+		// The row is written: answering an error would invite a second
+		// one. The intent stays, and the sweep records the write.
+		return Result{Kind: "write", Body: &WriteReply{RowsAffected: n}}, nil
 	}
 	return Result{Kind: "write", Body: &WriteReply{RowsAffected: n}}, nil
 }
