@@ -19,11 +19,7 @@ import (
 func TestJournalCommitsEveryWriteAndIsolatesABadOne(t *testing.T) {
 	t.Parallel()
 	st := testkit.Schema(t)
-	tn := testkit.NewTenant(t, st.DB)
-	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
-	require.NoError(t, st.DB.Create(&task).Error)
-	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
-	require.NoError(t, st.DB.Create(&step).Error)
+	task, step := newTaskStep(t, st)
 	j := runtime.NewJournal(st, nil)
 	defer j.Close()
 	ctx := context.Background()
@@ -84,11 +80,7 @@ func TestACompletionQueuedForLaterIsCommittedByTheNextFlush(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			st := open(t)
-			tn := testkit.NewTenant(t, st.DB)
-			task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
-			require.NoError(t, st.DB.Create(&task).Error)
-			step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
-			require.NoError(t, st.DB.Create(&step).Error)
+			task, step := newTaskStep(t, st)
 			j := runtime.NewJournal(st, nil)
 			defer j.Close()
 			ctx := context.Background()
@@ -107,4 +99,15 @@ func TestACompletionQueuedForLaterIsCommittedByTheNextFlush(t *testing.T) {
 			require.Zero(t, n)
 		})
 	}
+}
+
+// newTaskStep makes a running task with one app-tool step in st.
+func newTaskStep(t *testing.T, st *store.Store) (models.Task, models.Step) {
+	t.Helper()
+	tn := testkit.NewTenant(t, st.DB)
+	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
+	require.NoError(t, st.DB.Create(&task).Error)
+	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
+	require.NoError(t, st.DB.Create(&step).Error)
+	return task, step
 }
