@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
@@ -64,9 +65,12 @@ func TestWriteChangesOneRowAndRecordsOneFeedRow(t *testing.T) {
 	require.NoError(t, f.source.DB.Raw("SELECT status FROM invoices WHERE id = 2").Scan(&status).Error)
 	require.Equal(t, "on_hold", status)
 
+	// The feed row is committed just after the reply (README, "The write
+	// guarantee").
 	var feed []models.FeedEvent
-	require.NoError(t, f.db().Where("task_id = ?", f.taskID).Find(&feed).Error)
-	require.Len(t, feed, 1)
+	require.Eventually(t, func() bool {
+		return f.db().Where("task_id = ?", f.taskID).Find(&feed).Error == nil && len(feed) == 1
+	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, models.FeedAgentAction, feed[0].Type)
 	require.Equal(t, "set_status", feed[0].Name)
 	require.Equal(t, f.stepID, *feed[0].StepID)
@@ -104,11 +108,24 @@ func TestActionReleasesTheAwaitOnceWithItsOutboxRow(t *testing.T) {
 	require.Equal(t, "invoice_approved", feed.Name)
 
 	again := f.verb(t, "action", approveBody("approved again"), "X-Nanonets-App-Runtime", "v2")
-	require.Equal(t, 200, again.Status, string(again.Raw))
-	require.Equal(t, false, again.Body["result"].(map[string]any)["results"].(map[string]any)["await_resolved"])
-	require.Equal(t, "action", again.Body["kind"])
+	require.Equal(t, 409, again.Status, string(again.Raw))
+	require.Equal(t, false, again.Body["ok"])
 	require.NoError(t, f.db().Find(&outbox).Error)
 	require.Len(t, outbox, 1, "a released await is released once")
+	f.requireWrites(t, 1, 1)
+}
+
+// requireWrites checks the decision rows in the data source and the
+// agent_action feed rows of the fixture's task.
+func (f *runtimeFixture) requireWrites(t *testing.T, decisions, feedRows int64) {
+	t.Helper()
+	var n int64
+	require.NoError(t, f.source.DB.Raw("SELECT count(*) FROM decisions").Scan(&n).Error)
+	require.Equal(t, decisions, n, "decision rows in the data source")
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", f.taskID, models.FeedAgentAction).Count(&n).Error)
+	require.Equal(t, feedRows, n, "agent_action feed rows")
+	require.NoError(t, f.db().Model(&models.WriteIntent{}).Count(&n).Error)
+	require.Zero(t, n, "no write intent is left behind")
 }
 
 func TestFiftyConcurrentActionsReleaseTheAwaitExactlyOnce(t *testing.T) {
@@ -128,20 +145,109 @@ func TestFiftyConcurrentActionsReleaseTheAwaitExactlyOnce(t *testing.T) {
 	}
 	wg.Wait()
 	close(results)
-	released := 0
+	released, refused := 0, 0
 	for r := range results {
-		require.Equal(t, 200, r.Status, string(r.Raw))
-		if r.Body["results"].(map[string]any)["await_resolved"] == true {
+		switch r.Status {
+		case 200:
+			require.Equal(t, true, r.Body["results"].(map[string]any)["await_resolved"], string(r.Raw))
 			released++
+		case 409:
+			refused++
+		default:
+			t.Fatalf("unexpected reply %d: %s", r.Status, r.Raw)
 		}
 	}
 	require.Equal(t, 1, released)
+	require.Equal(t, n-1, refused, "every other approval is refused")
 	var outbox int64
 	require.NoError(t, f.db().Model(&models.Outbox{}).Where("kind = ?", "resume_event").Count(&outbox).Error)
 	require.Equal(t, int64(1), outbox)
-	var feed int64
-	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ?", f.taskID).Count(&feed).Error)
-	require.Equal(t, int64(n), feed, "one feed row per call")
+	f.requireWrites(t, 1, 1) // one approval, one set of writes
+}
+
+func TestAfterTheAwaitResolvesTheStepsSessionsReadButNoLongerWriteOrAct(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	generousRate(f.api)
+	read := map[string]any{"op": "list_invoices", "payload": map[string]any{}}
+	write := map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": 1, "status": "on_hold"}}}
+	note := map[string]any{"op": "note_only", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "n"}}}}
+
+	r := f.verb(t, "write", write)
+	require.Equal(t, 200, r.Status, "before the release the step writes: %s", r.Raw)
+	r = f.verb(t, "action", approveBody("approved"))
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	var names []string
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ?", f.taskID).Order("id").Pluck("name", &names).Error)
+	require.Equal(t, []string{"set_status", "invoice_approved"}, names, "the write comes before the approval in the feed")
+
+	later := f.mint(t, f.stepID) // a session minted after the release is bound the same way
+	for _, token := range []string{f.token, later} {
+		r := f.api.call(t, "POST", "/api/app-runtime/read", token, read)
+		require.Equal(t, 200, r.Status, "reads go on: %s", r.Raw)
+		for verb, body := range map[string]any{"write": write, "action": note} {
+			r := f.api.call(t, "POST", "/api/app-runtime/"+verb, token, body)
+			require.Equal(t, 409, r.Status, "/%s after the release: %s", verb, r.Raw)
+			require.Contains(t, r.Body["error"], "no longer write or act")
+		}
+	}
+	f.requireWrites(t, 1, 2) // the first write and the approval, nothing after
+
+	// An await an admin aborted settles the step the same way.
+	_, otherStep, otherAwait := f.parkedStep(t)
+	other := f.mint(t, otherStep)
+	_, err := f.api.P.Parked.Abort(context.Background(), f.tenant.Workspace.ID, otherAwait, "admin", "")
+	require.NoError(t, err)
+	r = f.api.call(t, "POST", "/api/app-runtime/write", other, write)
+	require.Equal(t, 409, r.Status, string(r.Raw))
+}
+
+func TestRevokingAHostTokenOrDeletingAUserEndsTheirSessionsOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	other := newTestAPIOn(t, f.api.Store, f.api.Redis) // a second API process on the same database and Redis
+	read := map[string]any{"op": "list_invoices", "payload": map[string]any{}}
+	ctx := context.Background()
+
+	// A reviewer with a host token of their own, minting on the step.
+	reviewer, err := f.api.P.Admin.CreateUser(ctx, f.tenant.Workspace.ID, "test",
+		admin.UserInput{Email: "rev-" + models.NewID()[:8] + "@example.test", Role: models.RoleReviewer, Password: "long enough pw"})
+	require.NoError(t, err)
+	host, err := f.api.P.Admin.IssueToken(ctx, f.tenant.Workspace.ID, "test",
+		admin.TokenInput{Scope: models.ScopeHost, UserID: &reviewer.ID})
+	require.NoError(t, err)
+	mint := func(hostToken string) string {
+		r := f.api.call(t, "POST", "/api/app-tools/sessions", hostToken, map[string]string{"step_id": f.stepID})
+		require.Equal(t, 201, r.Status, string(r.Raw))
+		return r.Body["session_token"].(string)
+	}
+
+	cases := []struct {
+		name   string
+		token  string
+		revoke func()
+	}{
+		{"host token revoked", f.token, func() {
+			var tok models.APIToken
+			require.NoError(t, f.db().Where("workspace_id = ? AND scope = ? AND user_id = ?", f.tenant.Workspace.ID,
+				models.ScopeHost, f.tenant.Admin.ID).Take(&tok).Error)
+			r := f.api.call(t, "DELETE", "/api/admin/tokens/"+tok.ID, f.tenant.AdminToken, nil)
+			require.Equal(t, 204, r.Status, string(r.Raw))
+		}},
+		{"user deleted", mint(host.Token), func() {
+			r := f.api.call(t, "DELETE", "/api/admin/users/"+reviewer.ID, f.tenant.AdminToken, nil)
+			require.Equal(t, 204, r.Status, string(r.Raw))
+		}},
+	}
+	for _, c := range cases {
+		r := other.call(t, "POST", "/api/app-runtime/read", c.token, read)
+		require.Equal(t, 200, r.Status, "%s: before: %s", c.name, r.Raw)
+		c.revoke()
+		for _, replica := range []*testAPI{f.api, other} {
+			r := replica.call(t, "POST", "/api/app-runtime/read", c.token, read)
+			require.Equal(t, 401, r.Status, "%s: the next call on any replica: %s", c.name, r.Raw)
+		}
+	}
 }
 
 func TestASessionCannotReleaseAnotherStepsAwait(t *testing.T) {

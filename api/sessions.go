@@ -28,7 +28,7 @@ func (s *server) mintSession(c *fiber.Ctx) error {
 	}
 	p := principalOf(c)
 	d, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{
-		WorkspaceID: p.WorkspaceID, UserID: p.UserID, StepID: req.StepID,
+		WorkspaceID: p.WorkspaceID, UserID: p.UserID, TokenID: p.TokenID, StepID: req.StepID,
 	})
 	if err != nil {
 		return err

@@ -94,6 +94,10 @@ const (
 	FeedAwaitAborted  = "await_aborted"
 	FeedTaskResumed   = "task_resumed"
 	FeedArtifact      = "artifact"
+	// FeedAgentActionUnknown records a write or action cut off by a crash
+	// between its data-source commit and its feed row: whether the data
+	// source committed it is not known (README, "The write guarantee").
+	FeedAgentActionUnknown = "agent_action_unknown"
 )
 
 // AgentKeyValue is one key detail of a task, filled by the summary pass.
@@ -148,9 +152,26 @@ type AppSession struct {
 	TaskID      string
 	StepID      string
 	UserID      *string
+	TokenID     *string // the host token the session was minted with, if any
 	ExpiresAt   time.Time
 	RevokedAt   *time.Time
 	CreatedAt   time.Time
+}
+
+// WriteIntent is a data-source write (a /write or an /action's writes) that
+// may be about to commit: it is committed before the data source commits and
+// turned into the write's feed row after, so a crash in between leaves it
+// behind to be recorded as an outcome-unknown feed row. Owner is the process
+// doing the write.
+type WriteIntent struct {
+	ID        string `gorm:"primaryKey"`
+	Owner     string
+	TaskID    string
+	StepID    string
+	Name      string // the feed row's name
+	Actor     string
+	Payload   JSON // what was to be written
+	CreatedAt time.Time
 }
 
 // Outbox is something that must happen because a transaction committed; the
@@ -178,4 +199,7 @@ type WebhookDelivery struct {
 	Error      string
 	DurationMS int64
 	CreatedAt  time.Time
+	// FinishedAt is when the attempt's outcome was recorded; nil for an
+	// attempt recorded before sending whose worker stopped before it knew.
+	FinishedAt *time.Time
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -16,9 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/crypt"
-	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/outbox"
-	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -31,15 +28,10 @@ import (
 // agent's webhook receives the signed event, once.
 func TestReleasedAwaitReachesTheWebhook(t *testing.T) {
 	t.Parallel()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
 	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
 	cfg.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	p, err := platform.New(context.Background(), platform.Options{
-		Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st, Redis: rd.Client,
-		KeyPrefix: rd.Prefix, Queues: rd.Queues,
-	})
-	require.NoError(t, err)
-	t.Cleanup(p.Close)
+	p := newPlatform(t, cfg)
+	st := p.Store
 
 	var mu sync.Mutex
 	var got []*http.Request

@@ -16,7 +16,7 @@ type Worker struct {
 	p       *platform.Platform
 	servers []*asynq.Server
 	muxes   map[string]*asynq.ServeMux // by queue name
-	loops   []func(context.Context)    // background loops (the outbox relay)
+	loops   []func(context.Context)    // background loops (the outbox relay, maintenance)
 }
 
 // New builds a worker with every handler registered.
@@ -32,6 +32,7 @@ func New(p *platform.Platform) *Worker {
 // register mounts the job handlers and background loops.
 func (w *Worker) register() {
 	w.registerEvents()
+	w.registerMaintenance()
 }
 
 // Run processes jobs until ctx is done, then stops taking new jobs and waits

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/logging"
@@ -13,9 +14,6 @@ import (
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
 )
-
-// keyPrefix starts every Redis key and channel of a deployment.
-const keyPrefix = "appruntime:"
 
 // openPlatform connects to Redis and the database (checking it is migrated)
 // and builds the domain services. close releases everything.
@@ -35,7 +33,7 @@ func openPlatform(ctx context.Context, cfg *config.Config, log *slog.Logger) (p 
 		return nil, nil, err
 	}
 	p, err = platform.New(ctx, platform.Options{
-		Config: cfg, Log: log, Store: st, Redis: rc, KeyPrefix: keyPrefix, Queues: jobs.DefaultQueues(),
+		Config: cfg, Log: log, Store: st, Redis: rc, KeyPrefix: cfg.RedisKeyPrefix, Queues: queues(cfg.RedisKeyPrefix),
 	})
 	if err != nil {
 		_ = st.Close()
@@ -62,4 +60,13 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
+}
+
+// queues are the queue names under prefix: the plain ones under the default
+// prefix, prefixed ones under any other (REDIS_KEY_PREFIX).
+func queues(prefix string) jobs.Queues {
+	if prefix == config.DefaultRedisKeyPrefix {
+		return jobs.DefaultQueues()
+	}
+	return jobs.PrefixedQueues(strings.ReplaceAll(prefix, ":", "_"))
 }

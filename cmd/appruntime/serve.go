@@ -10,6 +10,7 @@ import (
 	"github.com/appruntime/appruntime/console"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/web"
@@ -19,6 +20,9 @@ import (
 func runAPI(ctx context.Context) error {
 	return withPlatform(ctx, config.RoleAPI, func(p *platform.Platform) error {
 		startDebug(p.Log, p.Config.DebugAddr)
+		// Record, once at start, the writes an api that crashed left
+		// unrecorded (the worker repeats it periodically).
+		go intent.SweepAndLog(ctx, p.Store, p.Log)
 		return serveApp(ctx, p, "api", p.Config.APIAddr, api.New(p))
 	})
 }

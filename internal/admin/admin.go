@@ -33,6 +33,15 @@ type Service struct {
 	st          *store.Store
 	box         *crypt.Box
 	allowSQLite bool
+	sessions    Sessions
+}
+
+// Sessions ends the app sessions a user or a host token opened, inside the
+// caller's transaction and on every replica before it commits
+// (session.Issuer).
+type Sessions interface {
+	RevokeUserSessions(ctx context.Context, tx *gorm.DB, userID string) error
+	RevokeTokenSessions(ctx context.Context, tx *gorm.DB, tokenID string) error
 }
 
 // Options are what a Service is built from.
@@ -46,11 +55,14 @@ type Options struct {
 	// (a SQLite platform database) sets it: elsewhere an admin could point
 	// it at any file the server can read.
 	AllowSQLiteIntegrations bool
+	// Sessions ends the app sessions of a deleted user or a revoked host
+	// token. Required: without it those would live on until they expire.
+	Sessions Sessions
 }
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations}
+	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations, sessions: o.Sessions}
 }
 
 // errNoSecretsKey explains why a secret cannot be stored or read.

@@ -137,13 +137,17 @@ func checkTokenOwner(ctx context.Context, tx *gorm.DB, workspaceID string, in To
 	return nil
 }
 
-// RevokeToken revokes a token of the workspace; it stops working at once.
+// RevokeToken revokes a token of the workspace; it stops working at once,
+// and so do the app sessions a host token minted.
 func (s *Service) RevokeToken(ctx context.Context, workspaceID, actor, id string) error {
 	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "token.revoke", TargetType: "token", TargetID: id}
 	return s.change(ctx, &e, func(tx *gorm.DB) error {
 		if !models.IsID(id) {
 			return apperr.NotFoundf("token not found")
 		}
-		return auth.RevokeToken(ctx, tx, workspaceID, id)
+		if err := auth.RevokeToken(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		return s.sessions.RevokeTokenSessions(ctx, tx, id)
 	})
 }

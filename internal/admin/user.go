@@ -158,7 +158,8 @@ func (s *Service) UpdateUser(ctx context.Context, workspaceID, actor, id string,
 }
 
 // DeleteUser deletes a user of the workspace and their host tokens; tasks
-// they had claimed or were assigned go back to the queue.
+// they had claimed or were assigned go back to the queue, and the app
+// sessions minted for them stop working at once.
 func (s *Service) DeleteUser(ctx context.Context, workspaceID, actor, id string) error {
 	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "user.delete", TargetType: "user", TargetID: id}
 	return s.change(ctx, &e, func(tx *gorm.DB) error {
@@ -167,6 +168,9 @@ func (s *Service) DeleteUser(ctx context.Context, workspaceID, actor, id string)
 			return err
 		}
 		e.Detail = map[string]any{"email": u.Email}
+		if err := s.sessions.RevokeUserSessions(ctx, tx, u.ID); err != nil {
+			return err
+		}
 		return inUse(tx.Delete(&models.User{}, "id = ?", u.ID).Error, "user", "other rows")
 	})
 }

@@ -92,7 +92,10 @@ type Minter struct {
 type MintRequest struct {
 	WorkspaceID string // the host token's workspace
 	UserID      string // the host token's user; the session's reviewer
-	StepID      string
+	// TokenID is the host token minting (empty for the console): revoking
+	// it ends the session.
+	TokenID string
+	StepID  string
 }
 
 // Mint checks that the step is an app-tool step of the caller's workspace,
@@ -143,7 +146,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 
 	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
 		WorkspaceID: req.WorkspaceID, TaskID: task.ID, AgentID: task.AgentID, StepID: step.ID,
-		ConfiguredToolID: tool.ID, BindingID: bind.ID, UserID: req.UserID,
+		ConfiguredToolID: tool.ID, BindingID: bind.ID, UserID: req.UserID, TokenID: req.TokenID,
 	})
 	if err != nil {
 		return Descriptor{}, err

@@ -69,6 +69,13 @@ type Config struct {
 	// DebugAddr is where the api serves Go's profiler; "" (the default)
 	// serves none. It must be a loopback address.
 	DebugAddr string
+
+	// RedisKeyPrefix starts every Redis key, channel and queue name of the
+	// deployment, so that several share one Redis (DefaultRedisKeyPrefix).
+	RedisKeyPrefix string
+	// OutboxRetention is how long a sent outbox row is kept before the
+	// worker prunes it (DefaultOutboxRetention, at least MinOutboxRetention).
+	OutboxRetention time.Duration
 }
 
 // Tools configures the executors of the base tools a bundle runs through
@@ -102,6 +109,18 @@ type Tools struct {
 const (
 	MaxPythonCPUTime       = 900 * time.Second
 	MaxSQLStatementTimeout = 60 * time.Second
+)
+
+// DefaultRedisKeyPrefix is REDIS_KEY_PREFIX's default; with it the queues
+// keep their plain names (jobs.DefaultQueues).
+const DefaultRedisKeyPrefix = "appruntime:"
+
+// Outbox retention: the default, and the least accepted. A resume event's
+// webhook deliveries read its outbox row for as long as they are retried
+// (about five hours), so a sent row must outlive that.
+const (
+	DefaultOutboxRetention = 7 * 24 * time.Hour
+	MinOutboxRetention     = 24 * time.Hour
 )
 
 // Key is one entry of a key ring.
@@ -162,6 +181,12 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		OutboundAllow:     r.prefixes("OUTBOUND_ALLOW_CIDRS"),
 		DataSourceAllow:   r.prefixes("DATASOURCE_ALLOW_CIDRS"),
 		DebugAddr:         r.loopbackAddr("DEBUG_ADDR"),
+		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
+		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),
+	}
+	if c.OutboxRetention < MinOutboxRetention {
+		r.fail("OUTBOX_RETENTION", fmt.Sprintf("want at least %s (webhook deliveries read sent rows while they retry), got %s",
+			MinOutboxRetention, c.OutboxRetention))
 	}
 	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
@@ -439,6 +464,23 @@ func (r *reader) bool(name string) bool {
 	}
 	r.fail(name, fmt.Sprintf("want true or false, got %q", r.getenv(name)))
 	return false
+}
+
+// keyPrefix reads a Redis key prefix: letters, digits, '_', '-', '.' and
+// ':', ending with ':'.
+func (r *reader) keyPrefix(name, def string) string {
+	v := r.str(name, def)
+	ok := strings.HasSuffix(v, ":") && len(v) <= 64
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_-.:", c)) {
+			ok = false
+		}
+	}
+	if !ok {
+		r.fail(name, fmt.Sprintf("want letters, digits, _ - . and : ending with ':' (at most 64), got %q", v))
+		return def
+	}
+	return v
 }
 
 func (r *reader) level(name string) slog.Level {

@@ -49,6 +49,22 @@ func TestDataSourceAllowIsOffByDefaultAndApartFromOutbound(t *testing.T) {
 	require.Empty(t, c.OutboundAllow, "allowing a database subnet does not open http_calls to it")
 }
 
+func TestRedisKeyPrefixAndOutboxRetention(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleWorker, env(validAPI()))
+	require.NoError(t, err)
+	require.Equal(t, config.DefaultRedisKeyPrefix, c.RedisKeyPrefix)
+	require.Equal(t, config.DefaultOutboxRetention, c.OutboxRetention)
+
+	e := validAPI()
+	e["REDIS_KEY_PREFIX"] = "tenant-b:"
+	e["OUTBOX_RETENTION"] = "48h"
+	c, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "tenant-b:", c.RedisKeyPrefix)
+	require.Equal(t, 48*time.Hour, c.OutboxRetention)
+}
+
 func TestBadValuesNameTheVariable(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -84,6 +100,11 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"debug on a private address", "DEBUG_ADDR", "10.0.0.5:6060", "DEBUG_ADDR: must be a loopback address"},
 		{"debug on a name", "DEBUG_ADDR", "debug.internal:6060", "DEBUG_ADDR: must be a loopback address"},
 		{"debug without a port", "DEBUG_ADDR", "127.0.0.1", "DEBUG_ADDR: must be a loopback address"},
+		{"key prefix without colon", "REDIS_KEY_PREFIX", "appruntime", "REDIS_KEY_PREFIX"},
+		{"key prefix with a space", "REDIS_KEY_PREFIX", "app runtime:", "REDIS_KEY_PREFIX"},
+		{"key prefix with a glob", "REDIS_KEY_PREFIX", "app*:", "REDIS_KEY_PREFIX"},
+		{"outbox retention not a duration", "OUTBOX_RETENTION", "a week", "OUTBOX_RETENTION"},
+		{"outbox retention under a day", "OUTBOX_RETENTION", "5h", "OUTBOX_RETENTION"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

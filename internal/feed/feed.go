@@ -36,17 +36,8 @@ func Insert(ctx context.Context, tx *gorm.DB, dedupe bool, rows ...models.FeedEv
 	}
 	tx = tx.WithContext(ctx)
 	if isPostgres(tx) {
-		tasks := make([]string, 0, len(rows))
-		seen := make(map[string]bool, len(rows))
-		for _, r := range rows {
-			if !seen[r.TaskID] {
-				seen[r.TaskID] = true
-				tasks = append(tasks, r.TaskID)
-			}
-		}
-		sort.Strings(tasks)
 		// Task ids are UUIDs, so the array literal needs no quoting.
-		array := "{" + strings.Join(tasks, ",") + "}"
+		array := "{" + strings.Join(TaskIDs(rows...), ",") + "}"
 		if err := tx.Exec("SELECT pg_advisory_xact_lock_shared("+lockKey+") FROM unnest(?::text[]) AS k", array).Error; err != nil {
 			return fmt.Errorf("feed: lock tasks: %w", err)
 		}
@@ -79,13 +70,35 @@ func Since(ctx context.Context, db *gorm.DB, taskID string, after int64, limit i
 	return rows, nil
 }
 
-// appendSQL inserts rows given as parallel arrays. It is one fixed text, so
-// the driver prepares it once per connection whatever the batch size; the
-// task locks are taken by an InitPlan, which runs before the first row (and
+// LockedWhere is the WHERE condition that makes an INSERT INTO feed_events
+// … SELECT of one statement keep the events cursor gap-free on Postgres:
+// param names a text[] parameter holding the ids of the tasks inserted into.
+// The locks are taken by an InitPlan, which runs before the first row (and
 // so the first id) is produced, and are held until the statement commits.
-const appendSQL = `INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, dedupe_key, created_at)
+func LockedWhere(param string) string {
+	return "(SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared(" + lockKey + ") FROM unnest(" + param + "::text[]) AS k) AS l) >= 0"
+}
+
+// TaskIDs returns the distinct task ids of rows, sorted: the lock array
+// LockedWhere takes (sorted, so that writers lock in one order).
+func TaskIDs(rows ...models.FeedEvent) []string {
+	tasks := make([]string, 0, len(rows))
+	seen := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		if !seen[r.TaskID] {
+			seen[r.TaskID] = true
+			tasks = append(tasks, r.TaskID)
+		}
+	}
+	sort.Strings(tasks)
+	return tasks
+}
+
+// appendSQL inserts rows given as parallel arrays. It is one fixed text, so
+// the driver prepares it once per connection whatever the batch size.
+var appendSQL = `INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, dedupe_key, created_at)
 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[])
-WHERE (SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared(` + lockKey + `) FROM unnest($9::text[]) AS k) AS l) >= 0`
+WHERE ` + LockedWhere("$9")
 
 // Append writes rows as one autocommitted statement, for writers outside a
 // transaction (the runtime's group commit): one round trip, with the same
@@ -107,8 +120,6 @@ func Append(ctx context.Context, db *gorm.DB, rows ...models.FeedEvent) error {
 	payloads, dedupe := make([]*string, n), make([]*string, n)
 	created := make([]time.Time, n)
 	now := time.Now().UTC()
-	tasks := make([]string, 0, n)
-	seen := make(map[string]bool, n)
 	for i, r := range rows {
 		taskIDs[i], stepIDs[i], types[i], names[i], actors[i], dedupe[i] = r.TaskID, r.StepID, r.Type, r.Name, r.Actor, r.DedupeKey
 		if len(r.Payload) > 0 {
@@ -119,12 +130,8 @@ func Append(ctx context.Context, db *gorm.DB, rows ...models.FeedEvent) error {
 		if created[i].IsZero() {
 			created[i] = now
 		}
-		if !seen[r.TaskID] {
-			seen[r.TaskID] = true
-			tasks = append(tasks, r.TaskID)
-		}
 	}
-	sort.Strings(tasks)
+	tasks := TaskIDs(rows...)
 	sqlDB, err := db.DB()
 	if err != nil {
 		return fmt.Errorf("feed: %w", err)

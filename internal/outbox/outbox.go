@@ -6,7 +6,9 @@
 package outbox
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -28,4 +30,26 @@ func Add(tx *gorm.DB, kind string, payload any) (string, error) {
 		return "", fmt.Errorf("outbox: add %s: %w", kind, err)
 	}
 	return row.ID, nil
+}
+
+// pruneBatch bounds the rows one prune statement deletes, so that pruning a
+// long backlog never holds locks (or bloats one transaction) for long.
+const pruneBatch = 1000
+
+// Prune deletes the rows sent before cutoff and returns how many. Unsent
+// rows are never pruned, however old. The worker runs it periodically with
+// cutoff = now - OUTBOX_RETENTION.
+func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		res := db.WithContext(ctx).Exec(`DELETE FROM outbox WHERE id IN
+			(SELECT id FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ? LIMIT ?)`, cutoff.UTC(), pruneBatch)
+		if res.Error != nil {
+			return total, fmt.Errorf("outbox: prune: %w", res.Error)
+		}
+		total += res.RowsAffected
+		if res.RowsAffected < pruneBatch {
+			return total, nil
+		}
+	}
 }

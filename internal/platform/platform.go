@@ -144,12 +144,12 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	p.Gateway = gateway.New(gateway.Options{
 		Allow: o.Config.OutboundAllow, Integrations: gateway.NewDBIntegrations(o.Store.DB), Secrets: p.Secrets, Log: o.Log,
 	})
-	feed := runtime.NewFeed(o.Store.DB)
-	p.onClose(feed.Close)
+	journal := runtime.NewJournal(o.Store, o.Log)
+	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
 		Gateway:      p.Gateway,
-		Feed:         feed,
+		Journal:      journal,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
@@ -191,6 +191,7 @@ func (p *Platform) buildAdmin() error {
 	})
 	p.Admin = admin.NewService(admin.Options{
 		Store: o.Store, Secrets: p.Secrets, AllowSQLiteIntegrations: o.Store.Dialect == config.SQLite,
+		Sessions: p.Sessions,
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/outbox"
@@ -33,6 +34,36 @@ type ResumePayload struct {
 
 // ResumeEventType is the type of a resume event.
 const ResumeEventType = "task.resumed"
+
+// SettledError is the 409 of a write or an action on a step whose await is
+// no longer pending, resolved or aborted (ARCHITECTURE.md decision 7): its
+// sessions may still read, but no longer write or act.
+func SettledError() error {
+	return apperr.Conflictf("the review of this step is settled: its sessions may still read, but no longer write or act")
+}
+
+// LockSessionAwait locks the await of the session's own step inside tx
+// until tx ends (SELECT … FOR UPDATE on Postgres; on SQLite the transaction
+// holds the database's write lock already) and refuses with SettledError
+// one that is no longer pending. An action that resolves an await takes
+// this lock before its data-source transaction and holds it until its
+// platform transaction commits, so of racing approvals the first writes and
+// releases, and the others wait, then find the await settled and write
+// nothing: one approval, one set of writes. A step that never parked has no
+// await, and passes.
+func LockSessionAwait(ctx context.Context, tx *gorm.DB, c session.Claims) error {
+	var aw models.TaskAwait
+	res := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).
+		Where("task_id = ? AND source_type = ? AND correlation_key = ?", c.TaskID, models.AwaitSourceAppTool, c.StepID).
+		Limit(1).Find(&aw)
+	if res.Error != nil {
+		return fmt.Errorf("review: lock await: %w", res.Error)
+	}
+	if res.RowsAffected > 0 && aw.Status != models.AwaitPending {
+		return SettledError()
+	}
+	return nil
+}
 
 // ResolveSessionAwait releases the await of the session's own step, located
 // from the verified claims only (task, source app_tool, correlation key = the

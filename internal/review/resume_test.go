@@ -127,10 +127,12 @@ func (p *parked) resumedRows(t *testing.T) []models.FeedEvent {
 	return rows
 }
 
+// deliveries returns the finished delivery attempts of eventID (an attempt
+// is recorded before it is sent and finished once its outcome is known).
 func (p *parked) deliveries(t *testing.T, eventID string) []models.WebhookDelivery {
 	t.Helper()
 	var rows []models.WebhookDelivery
-	require.NoError(t, p.st.DB.Where("event_id = ?", eventID).Order("attempt").Find(&rows).Error)
+	require.NoError(t, p.st.DB.Where("event_id = ? AND finished_at IS NOT NULL", eventID).Order("attempt").Find(&rows).Error)
 	return rows
 }
 
@@ -378,6 +380,35 @@ func TestWebhookRetriedAfterServerError(t *testing.T) {
 	for _, r := range got {
 		require.NoError(t, review.VerifySignature([]byte(webhookSecret), r.header, r.body, time.Minute))
 	}
+}
+
+func TestWebhookAttemptIsRecordedBeforeItIsSent(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	// While the POST is in flight (a worker killed now would never record
+	// its outcome), the receiver finds the attempt already recorded.
+	var during []models.WebhookDelivery
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := p.st.DB.Find(&during).Error; err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	p.setWebhook(t, srv.URL)
+	id := p.release(t, p.step)
+
+	require.NoError(t, p.resumer.HandleWebhook(context.Background(), id))
+	require.Len(t, during, 1, "the attempt was recorded before the request left")
+	require.Equal(t, id, during[0].EventID)
+	require.Equal(t, 1, during[0].Attempt)
+	require.Nil(t, during[0].FinishedAt, "its outcome was not known yet")
+	d := p.deliveries(t, id)
+	require.Len(t, d, 1, "the same row was finished, not a second one added")
+	require.Equal(t, during[0].ID, d[0].ID)
+	require.Equal(t, http.StatusNoContent, d[0].StatusCode)
+	require.NotNil(t, d[0].FinishedAt)
 }
 
 func TestWebhookNotSentAgainAfterSuccess(t *testing.T) {

@@ -102,8 +102,9 @@ func WebhookRetryDelay(n int) time.Duration {
 }
 
 // HandleWebhook delivers resume event eventID to the agent's resume
-// webhook: one signed POST, recorded in webhook_deliveries with its attempt
-// number, status, error and duration. A transport error or a non-2xx reply
+// webhook: one signed POST, recorded in webhook_deliveries before it is sent
+// (attempt number) and completed after (status, error, duration,
+// finished_at). A transport error or a non-2xx reply
 // (a redirect included: it is not followed) is returned so the job is
 // retried (WebhookRetryDelay); a destination the SSRF guard refuses, or an
 // agent without a webhook secret, is an apperr error retrying cannot fix. An event already delivered is not sent again.
@@ -134,16 +135,25 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 			return nil // delivered by an earlier run that was not acknowledged
 		}
 	}
+	// The attempt is recorded before it is sent: a worker killed while the
+	// POST is in flight leaves it recorded, unfinished (finished_at null).
 	attempt := models.WebhookDelivery{
 		ID: models.NewID(), EventID: eventID, AgentID: agent.ID, TaskID: ev.TaskID,
-		URL: agent.ResumeWebhookURL, Attempt: len(prior) + 1,
+		URL: agent.ResumeWebhookURL, Attempt: len(prior) + 1, CreatedAt: time.Now().UTC(),
+	}
+	if err := db.Create(&attempt).Error; err != nil {
+		return fmt.Errorf("review: record webhook attempt: %w", err)
 	}
 	sendErr := r.post(ctx, agent, ev, &attempt)
 	if sendErr != nil {
 		attempt.Error = truncate(sendErr.Error(), maxRecordedError)
 	}
-	if err := db.Create(&attempt).Error; err != nil {
-		return errors.Join(sendErr, fmt.Errorf("review: record webhook attempt: %w", err))
+	finished := time.Now().UTC()
+	attempt.FinishedAt = &finished
+	err = r.store.DB.WithContext(context.WithoutCancel(ctx)).Model(&attempt).
+		Select("status_code", "error", "duration_ms", "finished_at").Updates(&attempt).Error
+	if err != nil {
+		return errors.Join(sendErr, fmt.Errorf("review: record webhook outcome: %w", err))
 	}
 	return sendErr
 }

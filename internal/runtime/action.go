@@ -9,6 +9,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/models"
@@ -21,11 +22,14 @@ type actionPayload struct {
 	Values map[string]any            `json:"values,omitempty"`
 }
 
-// Action runs an action (ARCHITECTURE.md, decision 2): its writes in one
-// data-source transaction, then its http_calls; only when every upstream
-// answered 2xx are the writes committed, and then the feed event, the await
-// release and the resume event are committed together in the platform
-// database. A non-2xx upstream rolls the writes back and records nothing.
+// Action runs an action (ARCHITECTURE.md, decisions 2, 7 and 8). Its
+// write intent is committed first (409 when the step's await is settled).
+// Then, in one platform transaction: the step's await is locked (409 when it
+// is no longer pending), the writes run in one data-source transaction, the
+// http_calls next; only when every upstream answered 2xx are the writes
+// committed, and then the await release, the resume event and the feed row
+// (the intent's completion) are committed together. A non-2xx upstream
+// rolls both back and records nothing.
 func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Result, error) {
 	r, p, decoded, err := parse[actionPayload](body)
 	if err != nil {
@@ -71,53 +75,60 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 			return Result{}, err
 		}
 	}
-
-	results := map[string]any{}
-	responses := map[string]any{}
-	var tx datasource.Tx
-	if len(stmts) > 0 {
-		src, err := s.source(ctx, b)
-		if err != nil {
-			return Result{}, err
-		}
-		if tx, err = src.Begin(ctx); err != nil {
-			return Result{}, err
-		}
-		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-		for i, st := range stmts {
-			n, err := tx.Write(ctx, st)
-			if err != nil {
-				return Result{}, fmt.Errorf("write %q: %w", act.Writes[i], err)
-			}
-			results[act.Writes[i]] = n
-		}
-	}
-	if err := s.callAll(ctx, c, b, act, p.Values, results, responses); err != nil {
-		return Result{}, err
-	}
-	if tx != nil {
-		if err := tx.Commit(ctx); err != nil {
-			return Result{}, err
-		}
-	}
-
 	feedName := act.FeedEvent
 	if feedName == "" {
 		feedName = act.Name
 	}
-	resolved := false
+	var src datasource.Source
+	var in *models.WriteIntent
+	if len(stmts) > 0 {
+		if src, err = s.source(ctx, b); err != nil {
+			return Result{}, err
+		}
+		opened, err := s.openIntent(ctx, c, feedName, map[string]any{"verb": "action", "action": act.Name, "rows": p.Rows})
+		if err != nil {
+			return Result{}, err
+		}
+		in = &opened
+	}
+
+	// This process's earlier writes come before the action in the feed.
+	if err := s.Journal.Flush(ctx); err != nil {
+		return Result{}, err
+	}
+	results := map[string]any{}
+	responses := map[string]any{}
+	resolved, committed, lost := false, false, false
 	err = s.Store.Tx(ctx, func(db *gorm.DB) error {
+		if err := review.LockSessionAwait(ctx, db, c); err != nil {
+			return err
+		}
+		var err error
+		if lost, err = s.runWrites(ctx, c, b, act, src, stmts, p.Values, results, responses); err != nil {
+			return err
+		}
+		committed = true
 		if act.ResolvesAwait {
-			var err error
 			if _, resolved, err = review.ResolveSessionAwait(ctx, db, c, actor(c), act.Name); err != nil {
 				return err
 			}
 		}
 		results["await_resolved"] = resolved
+		if in != nil {
+			if err := intent.Forget(ctx, db, in.ID); err != nil {
+				return err
+			}
+		}
 		return recordFeed(ctx, db, c, models.FeedAgentAction, feedName,
 			map[string]any{"verb": "action", "action": act.Name, "results": results})
 	})
 	if err != nil {
+		// Once the data source committed, the intent stays: the sweep
+		// records the action as outcome unknown, since its release and
+		// feed row could not be.
+		if in != nil && !committed {
+			err = s.settleFailed(ctx, *in, err, lost)
+		}
 		return Result{}, err
 	}
 	if resolved && s.AfterRelease != nil {
@@ -125,6 +136,39 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 	}
 	out := ActionResults{Results: results, Responses: responses}
 	return Result{Kind: "action", Body: &ActionReply{OK: true, ActionResults: out}, Result: &out}, nil
+}
+
+// runWrites runs the action's writes in one data-source transaction, then
+// its http_calls, and commits the writes only when every upstream answered
+// 2xx. Its error is the data source's, the gateway's or the 502 of a
+// refusing upstream; lost reports a commit whose answer was lost in flight
+// (datasource.AnswerLost), the one failure after which the writes may
+// nevertheless have committed.
+func (s *Service) runWrites(ctx context.Context, c session.Claims, b *binding.Loaded, act *binding.Action,
+	src datasource.Source, stmts []datasource.WriteStmt, values map[string]any, results, responses map[string]any) (lost bool, err error) {
+	var tx datasource.Tx
+	if src != nil {
+		if tx, err = src.Begin(ctx); err != nil {
+			return false, err
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		for i, st := range stmts {
+			n, err := tx.Write(ctx, st)
+			if err != nil {
+				return false, fmt.Errorf("write %q: %w", act.Writes[i], err)
+			}
+			results[act.Writes[i]] = n
+		}
+	}
+	if err := s.callAll(ctx, c, b, act, values, results, responses); err != nil {
+		return false, err
+	}
+	if tx != nil {
+		if err := tx.Commit(ctx); err != nil {
+			return datasource.AnswerLost(err), err
+		}
+	}
+	return false, nil
 }
 
 // callAll runs the action's http_calls in order. A non-2xx upstream fails the

@@ -48,8 +48,9 @@ type Service struct {
 	Gateway Gateway
 	// Served says which capabilities this deployment serves.
 	Served func(name string) bool
-	// Feed group-commits the feed rows of /write; nil writes each row alone.
-	Feed *Feed
+	// Journal records the write intents and feed rows of /write and
+	// /action (group-committed); required for both verbs.
+	Journal *Journal
 	// AfterRelease runs after a commit that released an await (it wakes the
 	// outbox relay); nil skips it.
 	AfterRelease func(ctx context.Context)
@@ -149,13 +150,4 @@ func recordFeed(ctx context.Context, tx *gorm.DB, c session.Claims, typ, name st
 		return fmt.Errorf("runtime: record feed: %w", err)
 	}
 	return nil
-}
-
-// appendFeed records one feed row outside any transaction, group-committed
-// when the service has a Feed.
-func (s *Service) appendFeed(ctx context.Context, c session.Claims, typ, name string, payload any) error {
-	if s.Feed == nil {
-		return s.Store.Tx(ctx, func(tx *gorm.DB) error { return recordFeed(ctx, tx, c, typ, name, payload) })
-	}
-	return s.Feed.Append(ctx, feedRow(c, typ, name, payload))
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/session"
-	"github.com/appruntime/appruntime/models"
 )
 
 // writePayload is what a `writes` op takes: one row.
@@ -15,7 +14,10 @@ type writePayload struct {
 	Row map[string]any `json:"row"`
 }
 
-// Write runs one `writes` op on one row and records one feed row.
+// Write runs one `writes` op on one row and records one feed row: a write
+// intent is committed first (409 when the step's await is settled), the
+// row is written, and the intent becomes the feed row (internal/intent),
+// committed just after the reply.
 func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Result, error) {
 	r, p, decoded, err := parse[writePayload](body)
 	if err != nil {
@@ -45,13 +47,18 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	n, err := src.Write(ctx, stmt)
+	in, err := s.openIntent(ctx, c, op.Op, map[string]any{"verb": "write", "op": op.Op, "row": p.Row})
 	if err != nil {
 		return Result{}, err
 	}
-	if err := s.appendFeed(ctx, c, models.FeedAgentAction, op.Op,
-		map[string]any{"verb": "write", "op": op.Op, "row": p.Row, "rows_affected": n}); err != nil {
-		return Result{}, err
+	n, err := src.Write(ctx, stmt)
+	if err != nil {
+		return Result{}, s.settleFailed(ctx, in, err, datasource.AnswerLost(err))
+	}
+	if err := s.completeIntent(ctx, in, n); err != nil {
+		// The row is written: answering an error would invite a second
+		// one. The intent stays, and the sweep records the write.
+		return Result{Kind: "write", Body: &WriteReply{RowsAffected: n}}, nil
 	}
 	return Result{Kind: "write", Body: &WriteReply{RowsAffected: n}}, nil
 }

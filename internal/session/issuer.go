@@ -167,6 +167,9 @@ type MintInput struct {
 	ConfiguredToolID string
 	BindingID        string
 	UserID           string // the reviewer the host minted for; may be empty
+	// TokenID is the host token the session is minted with (empty when a
+	// console admin mints): revoking that token ends the session.
+	TokenID string
 }
 
 // Mint issues a TTL-long session token for in and records it in
@@ -237,6 +240,9 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 		if c.UserID != "" {
 			row.UserID = &c.UserID
 		}
+		if in.TokenID != "" {
+			row.TokenID = &in.TokenID
+		}
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("session: record session: %w", err)
 		}
@@ -259,6 +265,9 @@ func (in MintInput) validate() error {
 	}
 	if in.UserID != "" && !models.IsID(in.UserID) {
 		return apperr.Invalidf("session user_id must be a UUID, got %q", in.UserID)
+	}
+	if in.TokenID != "" && !models.IsID(in.TokenID) {
+		return apperr.Invalidf("session token_id must be a UUID, got %q", in.TokenID)
 	}
 	return nil
 }
@@ -408,6 +417,37 @@ func (i *Issuer) Revoke(ctx context.Context, sessionID string) error {
 		}
 		return i.revokeRows(ctx, tx, []models.AppSession{row}, time.Now().UTC())
 	})
+}
+
+// RevokeUserSessions ends, inside tx and on every replica before tx
+// commits, every live session minted for userID: a user who is deleted
+// stops acting through the sessions minted for them on their next call.
+func (i *Issuer) RevokeUserSessions(ctx context.Context, tx *gorm.DB, userID string) error {
+	return i.revokeLive(ctx, tx, "user_id = ?", userID)
+}
+
+// RevokeTokenSessions ends, inside tx and on every replica before tx
+// commits, every live session minted with the host token tokenID: revoking
+// a host token ends what it opened.
+func (i *Issuer) RevokeTokenSessions(ctx context.Context, tx *gorm.DB, tokenID string) error {
+	return i.revokeLive(ctx, tx, "token_id = ?", tokenID)
+}
+
+// revokeLive revokes the live sessions matching where (revoked ones are
+// already refused, expired ones by their expiry).
+func (i *Issuer) revokeLive(ctx context.Context, tx *gorm.DB, where string, arg string) error {
+	now := time.Now().UTC()
+	var live []models.AppSession
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).
+		Where(where, arg).Where("revoked_at IS NULL AND expires_at > ?", now.Add(-Leeway)).
+		Find(&live).Error
+	if err != nil {
+		return fmt.Errorf("session: list live sessions: %w", err)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	return i.revokeRows(ctx, tx, live, now)
 }
 
 // revokeRows stamps rows revoked (keeping an earlier stamp) and announces

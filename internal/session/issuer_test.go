@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
+	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
@@ -243,6 +244,53 @@ func TestRevokedTokenIsRefusedByEveryReplica(t *testing.T) {
 	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 	err = a.Revoke(ctx, "nope")
 	require.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+}
+
+func TestRevokingAUsersOrATokensSessionsEndsThoseOnlyOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	e := newEnvOn(t, testkit.Schema(t))
+	a, b := e.issuer(t, newKey), e.issuer(t, newKey)
+	ctx := context.Background()
+	other := testkit.NewTenant(t, e.st.DB) // another user, with a host token of their own
+	var hostToken models.APIToken
+	require.NoError(t, e.st.DB.Where("user_id = ? AND scope = ?", other.Admin.ID, models.ScopeHost).Take(&hostToken).Error)
+
+	mint := func(userID, tokenID string) string {
+		in := e.input
+		in.UserID, in.TokenID = userID, tokenID
+		token, _, err := a.Mint(ctx, in)
+		require.NoError(t, err)
+		return token
+	}
+	// Two live sessions per task at most: a task of its own for each.
+	withToken := mint(other.Admin.ID, hostToken.ID)
+	e.input.TaskID, e.input.StepID = newTaskStep(t, e)
+	mine := mint(e.tenant.Admin.ID, "")
+
+	require.NoError(t, e.st.Tx(ctx, func(tx *gorm.DB) error { return a.RevokeTokenSessions(ctx, tx, hostToken.ID) }))
+	for _, replica := range []*Issuer{a, b} {
+		_, err := replica.Verify(ctx, withToken)
+		requireRefused(t, err, "session token revoked")
+		_, err = replica.Verify(ctx, mine)
+		require.NoError(t, err, "another user's session lives on")
+	}
+	require.NoError(t, e.st.Tx(ctx, func(tx *gorm.DB) error { return a.RevokeUserSessions(ctx, tx, e.tenant.Admin.ID) }))
+	for _, replica := range []*Issuer{a, b} {
+		_, err := replica.Verify(ctx, mine)
+		requireRefused(t, err, "session token revoked")
+	}
+	// Nothing left to revoke is no error.
+	require.NoError(t, e.st.Tx(ctx, func(tx *gorm.DB) error { return a.RevokeUserSessions(ctx, tx, models.NewID()) }))
+}
+
+// newTaskStep adds a running task with one app-tool step to e's tenant.
+func newTaskStep(t *testing.T, e env) (taskID, stepID string) {
+	t.Helper()
+	task := models.Task{ID: models.NewID(), WorkspaceID: e.tenant.Workspace.ID, AgentID: e.tenant.Agent.ID, Status: models.TaskRunning}
+	require.NoError(t, e.st.DB.Create(&task).Error)
+	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
+	require.NoError(t, e.st.DB.Create(&step).Error)
+	return task.ID, step.ID
 }
 
 func TestRotatedKeyRing(t *testing.T) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -114,6 +115,14 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // SQL returns the underlying pool, for the few callers that need database/sql.
 func (s *Store) SQL() *sql.DB { return s.sql }
+
+// DiscardConn closes conn for good instead of returning it to the pool:
+// for a connection whose session state (a setting, an advisory lock) must
+// not reach the pool's other users.
+func DiscardConn(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
+}
 
 // Close releases the pool (a no-op on a wrapped handle).
 func (s *Store) Close() error {

@@ -239,7 +239,9 @@ func TestServeStopsWhenCancelledBeforeItStarted(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		done := make(chan error, 1)
-		go func() { done <- web.Serve(ctx, web.NewApp(web.Options{Name: "t", Logger: slog.New(slog.DiscardHandler)}), ln, time.Second) }()
+		go func() {
+			done <- web.Serve(ctx, web.NewApp(web.Options{Name: "t", Logger: slog.New(slog.DiscardHandler)}), ln, time.Second)
+		}()
 		select {
 		case err := <-done:
 			require.NoError(t, err)

@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/appruntime/appruntime/internal/intent"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/models"
+)
+
+// openIntent records, before a write may commit on the data source, what is
+// about to be written (internal/intent): a crash from here until its feed
+// row is recorded leaves the intent for the sweep, which records the write
+// as outcome unknown. A step whose await is settled is refused with 409.
+func (s *Service) openIntent(ctx context.Context, c session.Claims, name string, intended map[string]any) (models.WriteIntent, error) {
+	in := models.WriteIntent{ID: models.NewID(), TaskID: c.TaskID, StepID: c.StepID, Name: name, Actor: actor(c),
+		Payload: models.MustJSON(intended), CreatedAt: time.Now().UTC()}
+	opened, err := s.Journal.Open(ctx, in)
+	if err != nil {
+		return in, err
+	}
+	if !opened {
+		return in, review.SettledError()
+	}
+	return in, nil
+}
+
+// completeIntent queues the turning of a committed write's intent into its
+// feed row (the intent's payload with rows_affected) and does not wait for
+// it: the write is done, and its intent already guarantees a record (README,
+// "The write guarantee"). The request may be gone by now; the record is
+// made all the same.
+func (s *Service) completeIntent(ctx context.Context, in models.WriteIntent, rowsAffected int64) error {
+	return s.Journal.CompleteLater(context.WithoutCancel(ctx), intent.Completion{
+		ID: in.ID, TaskID: in.TaskID, Type: models.FeedAgentAction, Payload: withRowsAffected(in.Payload, rowsAffected),
+	})
+}
+
+// withRowsAffected is the JSON object payload with "rows_affected": n added
+// at its end, without decoding and encoding the row it holds again.
+func withRowsAffected(payload models.JSON, n int64) models.JSON {
+	out := make([]byte, 0, len(payload)+32)
+	out = append(out, bytes.TrimSuffix(bytes.TrimSpace(payload), []byte("}"))...)
+	if len(bytes.TrimSpace(out[1:])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"rows_affected":`...)
+	out = strconv.AppendInt(out, n, 10)
+	return append(out, '}')
+}
+
+// settleFailed records what a failed write leaves and returns writeErr: when
+// the data source refused the write or never got it, nothing (the intent is
+// dropped); when its commit may have happened (lost: the answer was lost in
+// flight, datasource.AnswerLost), an outcome-unknown feed row.
+func (s *Service) settleFailed(ctx context.Context, in models.WriteIntent, writeErr error, lost bool) error {
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	if lost {
+		_, err = s.Journal.Complete(ctx, intent.Completion{ID: in.ID, TaskID: in.TaskID,
+			Type: models.FeedAgentActionUnknown, Payload: intent.UnknownPayload(in, intent.ReasonAnswerLost)})
+	} else {
+		err = s.Journal.Drop(ctx, in.ID)
+	}
+	if err != nil {
+		return errors.Join(writeErr, err)
+	}
+	return writeErr
+}

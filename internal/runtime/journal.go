@@ -1,0 +1,304 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/intent"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/models"
+)
+
+// Journal group-commits the write intents and feed rows of the verbs
+// (internal/intent): what arrives together shares one statement and one
+// commit, so a busy surface costs the platform database a fraction of a
+// round trip per write. Opening an intent is always waited for; a /write's
+// completion is queued (CompleteLater) and an action waits for the queue
+// (Flush) before it records its own feed row.
+//
+// Two writers run side by side. One opens intents, with the database's
+// usual durable commit: an intent must be on disk before the data source may
+// commit. The other completes and drops them on a connection of its own
+// whose commits do not wait for the disk flush (synchronous_commit off on
+// Postgres): what it records is visible at once, and should the platform
+// database crash before flushing it, the intent it removed is still there
+// and the sweep records the write as outcome unknown, so it costs /write
+// no second disk flush.
+type Journal struct {
+	st      *store.Store
+	log     *slog.Logger
+	opens   chan journalItem
+	settles chan journalItem
+	wg      sync.WaitGroup
+
+	mu     sync.RWMutex // guards closed against a send on a closed queue
+	closed bool
+
+	ownerMu sync.Mutex
+	owner   *intent.Owner // claimed on first use
+}
+
+// journalItem is one of: an intent to open, an intent to drop, an intent to
+// complete, a barrier (Flush). done is nil for what nobody waits for.
+type journalItem struct {
+	open     *models.WriteIntent
+	drop     string
+	complete *intent.Completion
+	barrier  bool
+	done     chan journalResult
+}
+
+type journalResult struct {
+	applied bool // opened, or completed
+	err     error
+}
+
+// errShuttingDown answers what arrives once the journal is closed.
+var errShuttingDown = apperr.New(apperr.Unavailable, "the server is shutting down; retry")
+
+// journalBatch is how many items one statement takes at most.
+const journalBatch = 256
+
+// NewJournal starts the writers on st; Close stops them after the queued items.
+func NewJournal(st *store.Store, log *slog.Logger) *Journal {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	j := &Journal{st: st, log: log, opens: make(chan journalItem, journalBatch), settles: make(chan journalItem, journalBatch)}
+	j.wg.Add(2)
+	go j.work(j.opens, &writer{st: st})
+	go j.work(j.settles, &writer{st: st, setup: "SET synchronous_commit = off"})
+	return j
+}
+
+// Open records in, a write intent, for this process's owner. It reports
+// false when the step's await is no longer pending: nothing was recorded and
+// the write must not happen.
+func (j *Journal) Open(ctx context.Context, in models.WriteIntent) (bool, error) {
+	owner, err := j.ownerID(ctx)
+	if err != nil {
+		return false, err
+	}
+	in.Owner = owner
+	return j.submit(ctx, j.opens, journalItem{open: &in})
+}
+
+// Drop removes the intent id of a write that did not commit.
+func (j *Journal) Drop(ctx context.Context, id string) error {
+	_, err := j.submit(ctx, j.settles, journalItem{drop: id})
+	return err
+}
+
+// Complete turns an intent into its feed row. It reports false when the
+// intent was gone (a sweep had recorded it as unknown meanwhile).
+func (j *Journal) Complete(ctx context.Context, c intent.Completion) (bool, error) {
+	return j.submit(ctx, j.settles, journalItem{complete: &c})
+}
+
+// CompleteLater queues the completion of an intent and returns without
+// waiting for its commit (a full queue makes it wait for room). What goes
+// wrong is logged: the intent then stays for the sweep.
+func (j *Journal) CompleteLater(ctx context.Context, c intent.Completion) error {
+	return j.enqueue(ctx, j.settles, journalItem{complete: &c})
+}
+
+// Flush returns once every completion queued before it is committed, so a
+// feed row written next (an action's) comes after this process's earlier
+// writes in the feed.
+func (j *Journal) Flush(ctx context.Context) error {
+	_, err := j.submit(ctx, j.settles, journalItem{barrier: true})
+	return err
+}
+
+// submit queues it and waits for its result.
+func (j *Journal) submit(ctx context.Context, queue chan journalItem, it journalItem) (bool, error) {
+	it.done = make(chan journalResult, 1)
+	if err := j.enqueue(ctx, queue, it); err != nil {
+		return false, err
+	}
+	r := <-it.done
+	return r.applied, r.err
+}
+
+// enqueue queues it, unless the journal is closed or ctx ends first.
+func (j *Journal) enqueue(ctx context.Context, queue chan journalItem, it journalItem) error {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	if j.closed {
+		return errShuttingDown
+	}
+	select {
+	case queue <- it:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ownerID returns the id of this process's owner, claiming it on first use.
+func (j *Journal) ownerID(ctx context.Context) (string, error) {
+	j.ownerMu.Lock()
+	defer j.ownerMu.Unlock()
+	j.mu.RLock()
+	closed := j.closed
+	j.mu.RUnlock()
+	if closed {
+		return "", errShuttingDown
+	}
+	if j.owner == nil {
+		o, err := intent.Claim(ctx, j.st, j.log)
+		if err != nil {
+			return "", fmt.Errorf("runtime: %w", err)
+		}
+		j.owner = o
+	}
+	return j.owner.ID(), nil
+}
+
+// Close stops the writers once every queued item is written, then releases
+// the owner.
+func (j *Journal) Close() {
+	j.mu.Lock()
+	if !j.closed {
+		j.closed = true
+		close(j.opens)
+		close(j.settles)
+	}
+	j.mu.Unlock()
+	j.wg.Wait()
+	j.ownerMu.Lock()
+	defer j.ownerMu.Unlock()
+	if j.owner != nil {
+		j.owner.Close()
+		j.owner = nil
+	}
+}
+
+func (j *Journal) work(queue chan journalItem, w *writer) {
+	defer j.wg.Done()
+	defer w.close()
+	for first := range queue {
+		batch := []journalItem{first}
+	drain:
+		for len(batch) < journalBatch {
+			select {
+			case it, ok := <-queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, it)
+			default:
+				break drain
+			}
+		}
+		j.flush(batch, w.apply)
+	}
+}
+
+// flush applies a batch in one statement. Should it fail, each item is
+// retried on its own so that one bad item (a task deleted meanwhile) fails
+// only its own call.
+func (j *Journal) flush(batch []journalItem, apply func(intent.Batch) (intent.Applied, error)) {
+	var b intent.Batch
+	for _, it := range batch {
+		add(&b, it)
+	}
+	applied, err := apply(b)
+	if err == nil || len(batch) == 1 {
+		for _, it := range batch {
+			j.deliver(it, result(it, applied, err))
+		}
+		return
+	}
+	for _, it := range batch {
+		var one intent.Batch
+		add(&one, it)
+		applied, err := apply(one)
+		j.deliver(it, result(it, applied, err))
+	}
+}
+
+// deliver hands r to whoever waits for it, or logs its failure.
+func (j *Journal) deliver(it journalItem, r journalResult) {
+	if it.done != nil {
+		it.done <- r
+		return
+	}
+	if r.err != nil {
+		j.log.Warn("journal: a queued completion failed; the sweep will record its write as outcome unknown", "error", r.err.Error())
+	}
+}
+
+// writer is one of the journal's writers. On Postgres it keeps a
+// connection of its own, set up once with setup (a session setting), so a
+// batch costs one round trip and no pool checkout; elsewhere it goes
+// through the store.
+type writer struct {
+	st    *store.Store
+	setup string
+	conn  *sql.Conn
+}
+
+func (w *writer) apply(b intent.Batch) (intent.Applied, error) {
+	ctx := context.Background()
+	if w.st.Dialect != config.Postgres || w.st.SQL() == nil {
+		return intent.Apply(ctx, w.st.DB, b)
+	}
+	if w.conn == nil {
+		conn, err := w.st.SQL().Conn(ctx)
+		if err != nil {
+			return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
+		}
+		if w.setup != "" {
+			if _, err := conn.ExecContext(ctx, w.setup); err != nil {
+				store.DiscardConn(conn)
+				return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
+			}
+		}
+		w.conn = conn
+	}
+	applied, err := intent.ApplyOn(ctx, w.conn, b)
+	if err != nil && w.conn.PingContext(ctx) != nil {
+		w.close() // broken: the next batch takes a new one
+	}
+	return applied, err
+}
+
+// close lets the connection go, never back to the pool, where its setting
+// would reach other users.
+func (w *writer) close() {
+	if w.conn != nil {
+		store.DiscardConn(w.conn)
+		w.conn = nil
+	}
+}
+
+func add(b *intent.Batch, it journalItem) {
+	switch {
+	case it.barrier:
+	case it.open != nil:
+		b.Open = append(b.Open, *it.open)
+	case it.complete != nil:
+		b.Complete = append(b.Complete, *it.complete)
+	default:
+		b.Drop = append(b.Drop, it.drop)
+	}
+}
+
+func result(it journalItem, applied intent.Applied, err error) journalResult {
+	if err != nil {
+		return journalResult{err: fmt.Errorf("runtime: record write: %w", err)}
+	}
+	switch {
+	case it.open != nil:
+		return journalResult{applied: !applied.Refused[it.open.ID]}
+	case it.complete != nil:
+		return journalResult{applied: !applied.Missing[it.complete.ID]}
+	}
+	return journalResult{applied: true}
+}

@@ -1,0 +1,73 @@
+package worker_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+	"github.com/appruntime/appruntime/worker"
+)
+
+// TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts: a write
+// intent whose process is gone becomes an outcome-unknown feed row, and a
+// sent outbox row past OUTBOX_RETENTION is deleted, with no request needed.
+func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.T) {
+	t.Parallel()
+	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
+	cfg.OutboxRetention = 48 * time.Hour
+	p := newPlatform(t, cfg)
+	st := p.Store
+
+	tn := testkit.NewTenant(t, st.DB)
+	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
+	require.NoError(t, st.DB.Create(&task).Error)
+	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
+	require.NoError(t, st.DB.Create(&step).Error)
+	// An intent of an owner that holds no lock: its process is gone.
+	require.NoError(t, st.DB.Create(&models.WriteIntent{ID: models.NewID(), Owner: models.NewID(), TaskID: task.ID,
+		StepID: step.ID, Name: "set_status", Actor: "user:x", Payload: models.MustJSON(map[string]any{"verb": "write"}),
+		CreatedAt: time.Now().UTC()}).Error)
+	sentAt := time.Now().UTC().Add(-72 * time.Hour)
+	old := models.Outbox{ID: models.NewID(), Kind: outbox.KindSummary, Payload: models.MustJSON(map[string]any{}),
+		CreatedAt: sentAt, SentAt: &sentAt}
+	require.NoError(t, st.DB.Create(&old).Error)
+
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.New(p).Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done)
+	})
+	require.Eventually(t, func() bool {
+		var unknown, intents, outboxRows int64
+		st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentActionUnknown).Count(&unknown)
+		st.DB.Model(&models.WriteIntent{}).Count(&intents)
+		st.DB.Model(&models.Outbox{}).Count(&outboxRows)
+		return unknown == 1 && intents == 0 && outboxRows == 0
+	}, 20*time.Second, 50*time.Millisecond)
+}
+
+// newPlatform builds a platform on a schema and Redis prefix of the test's
+// own, closed at cleanup.
+func newPlatform(t *testing.T, cfg *config.Config) *platform.Platform {
+	t.Helper()
+	st, rd := testkit.Schema(t), testkit.Redis(t)
+	p, err := platform.New(context.Background(), platform.Options{
+		Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st, Redis: rd.Client,
+		KeyPrefix: rd.Prefix, Queues: rd.Queues,
+	})
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
