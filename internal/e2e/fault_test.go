@@ -96,12 +96,12 @@ func newFaultStack(t *testing.T) *faultStack {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	fs := &faultStack{apiAddr: addr, apiURL: "http://" + addr, store: st, source: testkit.Schema(t), tenant: testkit.NewTenant(t, st.DB)}
+	fs := &faultStack{apiAddr: addr, apiURL: "http://" + addr, store: st, source: testkit.DataSource(t), tenant: testkit.NewTenant(t, st.DB)}
 	fs.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + testkit.URLOf(st), "REDIS_URL=" + testkit.RedisURL(), "REDIS_KEY_PREFIX=" + rd.Prefix,
 		"SECRETS_KEY=" + testkit.TestKeyBase64, "SESSION_KEYS=test:" + testkit.TestKeyBase64,
-		"API_ADDR=" + addr, "PUBLIC_API_URL=" + fs.apiURL, "OUTBOUND_ALLOW_CIDRS=127.0.0.0/8",
+		"API_ADDR=" + addr, "PUBLIC_API_URL=" + fs.apiURL, "OUTBOUND_ALLOW_CIDRS=127.0.0.0/8", "DATASOURCE_ALLOW_CIDRS=127.0.0.0/8,::1/128",
 		"LOG_LEVEL=warn", "SHUTDOWN_TIMEOUT=2s",
 	}
 	return fs

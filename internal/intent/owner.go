@@ -135,8 +135,14 @@ func (o *Owner) Close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.conn != nil {
-		// A lock left on a pooled connection would keep this owner looking
-		// alive: the connection is closed, not returned.
+		// The lock is released before Close returns (a closed connection
+		// releases it only once its backend has ended), so a Sweep that
+		// follows may record this owner's intents at once. A lock left on
+		// a pooled connection would keep this owner looking alive: the
+		// connection is closed, not returned.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = o.conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1, hashtext($2))", ownerLockClass, o.id)
+		cancel()
 		store.DiscardConn(o.conn)
 		o.conn = nil
 	}
