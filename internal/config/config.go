@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,12 @@ type Config struct {
 
 	// Tools configures the executors of /run (internal/tool/...).
 	Tools Tools
+
+	// BlobDir is where task files and bundle versions are stored
+	// (internal/storage.Open): a directory on a volume every api and worker
+	// replica mounts. Empty keeps them in the platform database, which every
+	// replica already shares; dev mode fills it with a directory of its own.
+	BlobDir string
 
 	WorkerConcurrency int
 	LookupConcurrency int           // process-wide bulkhead for lookups
@@ -183,6 +190,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		DebugAddr:         r.loopbackAddr("DEBUG_ADDR"),
 		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
 		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),
+		BlobDir:           r.blobDir("BLOB_DIR", role),
 	}
 	if c.OutboxRetention < MinOutboxRetention {
 		r.fail("OUTBOX_RETENTION", fmt.Sprintf("want at least %s (webhook deliveries read sent rows while they retry), got %s",
@@ -464,6 +472,27 @@ func (r *reader) bool(name string) bool {
 	}
 	r.fail(name, fmt.Sprintf("want true or false, got %q", r.getenv(name)))
 	return false
+}
+
+// blobDir reads a directory path for blobs; "" when unset. Every process
+// but dev must be given an absolute path: a relative one would name a
+// different directory in each process's working directory. Whether the
+// directory can be written is checked when the store opens it.
+func (r *reader) blobDir(name string, role Role) string {
+	v := strings.TrimSpace(r.getenv(name))
+	switch {
+	case v == "":
+		return ""
+	case strings.ContainsRune(v, 0):
+		r.fail(name, "the path contains a NUL byte")
+	case role != RoleDev && !filepath.IsAbs(v):
+		r.fail(name, fmt.Sprintf("want an absolute path such as /var/lib/appruntime/blobs, got %q", v))
+	case filepath.Clean(v) == "/":
+		r.fail(name, "refusing the file system root: give a directory of its own")
+	default:
+		return filepath.Clean(v)
+	}
+	return ""
 }
 
 // keyPrefix reads a Redis key prefix: letters, digits, '_', '-', '.' and

@@ -105,6 +105,9 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"key prefix with a glob", "REDIS_KEY_PREFIX", "app*:", "REDIS_KEY_PREFIX"},
 		{"outbox retention not a duration", "OUTBOX_RETENTION", "a week", "OUTBOX_RETENTION"},
 		{"outbox retention under a day", "OUTBOX_RETENTION", "5h", "OUTBOX_RETENTION"},
+		{"relative blob dir", "BLOB_DIR", "blobs", "BLOB_DIR: want an absolute path"},
+		{"blob dir at the root", "BLOB_DIR", "/", "BLOB_DIR: refusing the file system root"},
+		{"blob dir with NUL", "BLOB_DIR", "/var/\x00blobs", "BLOB_DIR: the path contains a NUL byte"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +119,23 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestBlobDir(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Empty(t, c.BlobDir, "unset: blobs stay in the platform database every replica shares")
+
+	e := validAPI()
+	e["BLOB_DIR"] = " /srv/appruntime//blobs/ "
+	c, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "/srv/appruntime/blobs", c.BlobDir)
+
+	c, err = config.Load(config.RoleDev, env(map[string]string{"BLOB_DIR": "tmp/blobs"}))
+	require.NoError(t, err, "dev runs in one process, so a relative directory names one place")
+	require.Equal(t, "tmp/blobs", c.BlobDir)
 }
 
 func TestMetricsAddr(t *testing.T) {

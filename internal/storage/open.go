@@ -1,0 +1,78 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/config"
+)
+
+// Open returns the blob store the deployment's configuration names:
+//
+//   - BLOB_DIR set: a Dir there, falling back to the database for reads, so
+//     that blobs stored before the directory was configured (bundle
+//     versions) stay readable. Several api and worker replicas must then
+//     share the directory (a volume mounted on every one of them).
+//   - BLOB_DIR unset: the database (Database), which every replica already
+//     shares, so a deployment of several machines needs nothing more.
+//
+// Dev mode sets BLOB_DIR to a directory under its .appruntime directory
+// when the variable is unset, keeping documents out of the SQLite file. An
+// unusable directory is a *config.Error naming BLOB_DIR.
+func Open(cfg *config.Config, db *gorm.DB) (Store, error) {
+	database := NewDatabase(db)
+	if cfg.BlobDir == "" {
+		return database, nil
+	}
+	dir, err := NewDir(cfg.BlobDir)
+	if err != nil {
+		return nil, &config.Error{Var: "BLOB_DIR", Reason: err.Error()}
+	}
+	return &Layered{Primary: dir, Older: database}, nil
+}
+
+// Layered writes to Primary and reads from Primary, then from Older: the
+// store of a deployment that moved its blobs (from the database to a
+// directory) without copying what it had.
+type Layered struct {
+	Primary Store
+	Older   Store
+}
+
+// Put implements Store: new bytes go to Primary only.
+func (l *Layered) Put(ctx context.Context, key, contentType string, data []byte) error {
+	return l.Primary.Put(ctx, key, contentType, data)
+}
+
+// Get implements Store.
+func (l *Layered) Get(ctx context.Context, key string) ([]byte, error) {
+	data, err := l.Primary.Get(ctx, key)
+	if !apperr.Is(err, apperr.NotFound) {
+		return data, err
+	}
+	return l.Older.Get(ctx, key)
+}
+
+// Delete implements Store: the key is removed from both, so an old copy
+// cannot reappear once the new one is gone.
+func (l *Layered) Delete(ctx context.Context, key string) error {
+	return errors.Join(l.Primary.Delete(ctx, key), l.Older.Delete(ctx, key))
+}
+
+// Close closes Primary and Older when they hold resources (a Dir's open
+// directory).
+func (l *Layered) Close() error {
+	var errs []error
+	for _, s := range []Store{l.Primary, l.Older} {
+		if c, ok := s.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("storage: close: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
