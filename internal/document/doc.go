@@ -1,0 +1,27 @@
+// Package document reads the documents attached to a task, without a
+// database: it decides what a file is from its bytes (Sniff), counts its
+// pages (Pages), cuts a PDF into page ranges (Split) and reads the text of
+// one page (PageText).
+//
+// What a page is depends on the kind of document, and is the same rule
+// structured_data_extraction bills by: a PDF's pages (counted by pdfcpu); an
+// image is one page; a text file (plain, CSV, Markdown, JSON) is one page
+// holding the whole text; a spreadsheet has one page per sheet, its text
+// the sheet as CSV.
+//
+// PDFs are split with pdfcpu (github.com/pdfcpu/pdfcpu), which writes
+// valid documents carrying only the objects the kept pages use. Page text
+// comes from github.com/ledongthuc/pdf, a pure-Go reader (a fork of
+// rsc.io/pdf) that decodes fonts' encodings and ToUnicode maps; this
+// package walks each page's content stream itself to put spaces, line
+// breaks and paragraph breaks where the text moves, since the library's own
+// plain-text output runs words of one text object together. Pure Go rather
+// than poppler's pdftotext: no subprocess to sandbox, bound and install on
+// every worker, and the same behaviour in dev and in production. Its
+// limits: text drawn inside form XObjects and text in images (scans) is
+// not read; a scan's pages have no text until OCR exists.
+//
+// Work is bounded: a document is at most what an upload accepts, Split
+// checks its context between ranges, and a page's text is capped at
+// MaxPageTextBytes.
+package document

@@ -1,0 +1,144 @@
+package document
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+)
+
+// MaxRanges is the most page ranges one split cuts: each becomes a file of
+// the task, and a reviewer separating a batch scan into its documents
+// names one range per document.
+const MaxRanges = 50
+
+func init() {
+	// pdfcpu would otherwise write a configuration directory under the
+	// user's config dir the first time it is used.
+	model.ConfigPath = "disable"
+}
+
+// pdfConfig is pdfcpu's configuration for cmd: offline (no font
+// downloads), relaxed validation (real-world PDFs bend the spec).
+func pdfConfig(cmd model.CommandMode) *model.Configuration {
+	conf := model.NewDefaultConfiguration()
+	conf.Offline = true
+	conf.Cmd = cmd
+	return conf
+}
+
+// PDFPages counts a PDF's pages; a document pdfcpu cannot read is an
+// invalid error.
+func PDFPages(data []byte) (pages int, err error) {
+	err = guard("the file is not a readable PDF", func() (err error) {
+		pages, err = api.PageCount(bytes.NewReader(data), pdfConfig(model.VALIDATE))
+		return err
+	})
+	return pages, err
+}
+
+// Range is a run of pages, 1-based and inclusive: {from: 2, to: 4} is
+// pages 2, 3 and 4.
+type Range struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+func (r Range) String() string {
+	if r.From == r.To {
+		return fmt.Sprintf("page %d", r.From)
+	}
+	return fmt.Sprintf("pages %d-%d", r.From, r.To)
+}
+
+// Pages is how many pages r holds.
+func (r Range) Pages() int { return r.To - r.From + 1 }
+
+// CheckRanges validates ranges against a document of pages pages: one to
+// MaxRanges ranges, each non-empty and within the document. Ranges may
+// overlap (a cover page repeated in every part). Errors are invalid errors
+// naming the range by its index.
+func CheckRanges(ranges []Range, pages int) error {
+	switch {
+	case len(ranges) == 0:
+		return apperr.Invalidf("ranges must hold at least one {from, to} range")
+	case len(ranges) > MaxRanges:
+		return apperr.Invalidf("ranges holds %d ranges; at most %d per split", len(ranges), MaxRanges)
+	}
+	for i, r := range ranges {
+		switch {
+		case r.From < 1:
+			return apperr.Invalidf("ranges[%d].from must be a page number from 1, got %d", i, r.From)
+		case r.To < r.From:
+			return apperr.Invalidf("ranges[%d] is empty: to (%d) is before from (%d)", i, r.To, r.From)
+		case r.To > pages:
+			return apperr.Invalidf("ranges[%d].to is %d, but the document has %d pages", i, r.To, pages)
+		}
+	}
+	return nil
+}
+
+// Split cuts a PDF into one new PDF per range, in order, handing each to
+// emit as soon as it is written, so that only one part is held at a time;
+// an error from emit stops the split and is returned. The PDF is read
+// once. ctx is checked before each part.
+func Split(ctx context.Context, data []byte, ranges []Range, emit func(i int, r Range, pdf []byte) error) error {
+	var src *model.Context
+	err := guard("the file is not a readable PDF", func() (err error) {
+		src, err = api.ReadValidateAndOptimize(bytes.NewReader(data), pdfConfig(model.SPLIT))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := CheckRanges(ranges, src.PageCount); err != nil {
+		return err
+	}
+	for i, r := range ranges {
+		if err := ctx.Err(); err != nil {
+			return apperr.Wrap(err, apperr.Timeout, "the split was stopped before %s", r)
+		}
+		var out bytes.Buffer
+		err := guard(fmt.Sprintf("%s of the PDF cannot be extracted", r), func() error {
+			nrs := make([]int, 0, r.Pages())
+			for p := r.From; p <= r.To; p++ {
+				nrs = append(nrs, p)
+			}
+			part, err := pdfcpu.ExtractPages(src, nrs, false)
+			if err != nil {
+				return err
+			}
+			return api.WriteContext(part, &out)
+		})
+		if err != nil {
+			return err
+		}
+		if err := emit(i, r, out.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// guard runs fn, a call into a PDF library, turning its error or panic on
+// a malformed document into an invalid error with msg.
+func guard(msg string, fn func() error) (err error) {
+	defer recovered(&err, msg)
+	if err := fn(); err != nil {
+		return apperr.Wrap(err, apperr.Invalid, "%s", msg)
+	}
+	return nil
+}
+
+// recovered turns a panic of a PDF library on a malformed document into an
+// invalid error with msg; it is deferred by every function that reads one.
+func recovered(err *error, msg string) {
+	if p := recover(); p != nil {
+		*err = apperr.Wrap(fmt.Errorf("panic: %v", p), apperr.Invalid, "%s", msg)
+	}
+}
