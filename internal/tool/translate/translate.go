@@ -19,6 +19,11 @@ const MaxTexts = 200
 // "zh-Hans".
 var languageCode = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
 
+// IsLanguageCode reports whether s is a target language as engines name
+// them ("de", "pt-BR", "zh-Hans"): the rule of every translation's
+// target_language.
+func IsLanguageCode(s string) bool { return languageCode.MatchString(s) }
+
 // Provider is a translation engine.
 type Provider interface {
 	// Translate returns the translations of texts into target, in order.
@@ -70,7 +75,7 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		return tool.Result{}, apperr.Invalidf("input.texts holds %d strings; at most %d per call", len(in.Texts), MaxTexts)
 	case in.TargetLanguage == "":
 		return tool.Result{}, apperr.Invalidf("input.target_language is required (a language code such as \"de\")")
-	case !languageCode.MatchString(in.TargetLanguage):
+	case !IsLanguageCode(in.TargetLanguage):
 		return tool.Result{}, apperr.Invalidf("input.target_language %q is not a language code such as \"de\" or \"pt-BR\"", in.TargetLanguage)
 	}
 	if !call.Agent.DocumentTranslationEnabled {
