@@ -1,7 +1,6 @@
 package extract_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/document/documenttest"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/internal/tool/extract"
@@ -92,32 +92,8 @@ func call(cfg models.JSON, doc *tool.Document, input string) tool.Call {
 	}
 }
 
-// pdf builds a minimal valid PDF with n blank pages.
-func pdf(n int) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	kids := make([]string, n)
-	for i := range kids {
-		kids[i] = fmt.Sprintf("%d 0 R", 3+i)
-	}
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
-	for range n {
-		obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << >> >>")
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
-}
+// pdf builds a valid PDF with n blank pages.
+func pdf(n int) []byte { return documenttest.PDF(make([]string, n)...) }
 
 func xlsx(t *testing.T) []byte {
 	t.Helper()
