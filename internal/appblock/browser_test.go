@@ -93,6 +93,13 @@ func waitText(sel, cond string) chromedp.Action[chromedp.Void] {
 		chromedp.WithPollingTimeout(15*time.Second))
 }
 
+// runApp presses an app block's Run control. It clicks through the DOM, not
+// at the button's coordinates: a running app above it may still be resizing
+// its frame (a slow machine), which moves the button under a mouse click.
+func runApp(asset string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector('section[data-asset="` + asset + `"] button.app-run').click()`)
+}
+
 func quoteJS(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
 
 func textOf(t *testing.T, ctx context.Context, sel string) string {
@@ -139,7 +146,7 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	}
 
 	// Run App A: the handshake, then the tool input and result.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`section[data-asset="`+assetA+`"] button.app-run`))))
+	require.NoError(t, chromedp.Do(ctx, runApp(assetA)))
 	frameA := browser.Frame(t, ctx, srv.URL+"/assets/"+assetA)
 	require.NoError(t, chromedp.Do(frameA,
 		waitText("#result", `t === "14:32 +07:00"`),
@@ -189,7 +196,7 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 		evalJS[int](t, ctx, `document.querySelector('section[data-asset="`+assetA+`"] iframe').getBoundingClientRect().height | 0`))
 
 	// Run App B: an https link asks the person (who declines here).
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`section[data-asset="`+assetB+`"] button.app-run`))))
+	require.NoError(t, chromedp.Do(ctx, runApp(assetB)))
 	frameB := browser.Frame(t, ctx, srv.URL+"/assets/"+assetB)
 	require.NoError(t, chromedp.Do(frameB,
 		waitText("#result", `t === "result B"`),
@@ -201,7 +208,7 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	// A third app stops the oldest, which shows its Run control again.
 	require.Equal(t, 2, evalJS[int](t, ctx, `document.querySelectorAll("iframe").length`))
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`section[data-asset="`+assetC+`"] button.app-run`)),
+		runApp(assetC),
 		chromedp.WaitVisible(chromedp.CSS(`section[data-asset="`+assetA+`"] button.app-run`)),
 	))
 	frameC := browser.Frame(t, ctx, srv.URL+"/assets/"+assetC)
