@@ -102,12 +102,20 @@ func TestDuplicateKeysAreRefusedAtAnyDepth(t *testing.T) {
 	require.ErrorContains(t, err, `duplicate key "name"`)
 }
 
-// BenchmarkUnmarshalRuntimeBody is the hot path's decode: a /read body.
+// BenchmarkUnmarshalRuntimeBody is the hot path's decode: a /read body into
+// the envelope runtime.parse decodes, its payload typed.
 func BenchmarkUnmarshalRuntimeBody(b *testing.B) {
-	body := []byte(`{"op":"get_item","payload":{"filters":{"id":1234}}}`)
+	body := []byte(`{"op":"get_item","payload":{"filters":{"id":1234,"status":"open"},"limit":50}}`)
+	type payload struct {
+		Columns []string       `json:"columns,omitempty"`
+		Filters map[string]any `json:"filters,omitempty"`
+		Cursor  string         `json:"cursor,omitempty"`
+		Limit   int            `json:"limit,omitempty"`
+	}
 	type request struct {
-		Op      string          `json:"op"`
-		Payload json.RawMessage `json:"payload"`
+		Op      string   `json:"op"`
+		Payload *payload `json:"payload"`
+		AwaitID string   `json:"await_id,omitempty"`
 	}
 	b.ReportAllocs()
 	for b.Loop() {
