@@ -86,6 +86,14 @@ const (
 	writeOp = `{"op":"save_line","table":"lines","mode":"update","key_columns":["id"],"columns":["qty"]}`
 )
 
+// restRead is a rest read op with extra fields.
+func restRead(extra string) string {
+	if extra != "" {
+		extra = "," + extra
+	}
+	return `{"op":"list","columns":["id","sku","qty"]` + extra + `}`
+}
+
 // call builds an http_calls document around one call.
 func oneCall(call string) string { return `{"http_calls":[` + call + `]}` }
 
@@ -129,10 +137,34 @@ func TestAdminBindingRefusals(t *testing.T) {
 		{"integration not an id", "b", "rest", "crm", `{}`, `integration_id "crm" is not an integration of this workspace`},
 		{"postgres over a rest integration", "b", "postgres", "$REST", `{}`,
 			`integration_id "` + f.rest.ID + `" is a rest integration; a postgres binding needs a postgres (or dev-only sqlite) data source`},
-		{"rest binding with reads", "b", "rest", "-", `{"reads":[` + readOp + `]}`,
-			`reads[0] "list": reads need a postgres binding; a rest binding reaches its data through http_calls`},
-		{"rest binding with writes", "b", "rest", "$REST", `{"writes":[` + writeOp + `]}`,
-			`writes[0] "save_line": writes need a postgres binding; a rest binding reaches its data through http_calls`},
+		// REST bindings: reads and writes are requests against the binding's rest integration.
+		{"rest read without integration", "b", "rest", "-", `{"reads":[` + restRead(`"request":{"method":"GET","path":"/lines"}`) + `]}`,
+			`reads[0] "list": a rest binding's reads and writes are requests against its integration: integration_id is required`},
+		{"rest read over a postgres integration", "b", "rest", "$PG", `{"reads":[` + restRead(`"request":{"method":"GET","path":"/lines"}`) + `]}`,
+			`reads[0] "list": integration "` + f.pg.ID + `" is a postgres integration; a rest binding's reads and writes need a rest integration with a base_url`},
+		{"rest read without request", "b", "rest", "$REST", `{"reads":[` + restRead(``) + `]}`,
+			`reads[0] "list": request is required: a rest binding reads and writes through requests against its integration's base_url`},
+		{"rest read with a table", "b", "rest", "$REST", `{"reads":[` + readOp + `]}`,
+			`reads[0] "list": table applies to a postgres binding; a rest read names a request`},
+		{"rest read with order_by", "b", "rest", "$REST", `{"reads":[` + restRead(`"order_by":[{"column":"id"}]`) + `]}`,
+			`reads[0] "list": order_by applies to a postgres binding; a rest read's order is the upstream's`},
+		{"rest read with a full url", "b", "rest", "$REST", `{"reads":[` + restRead(`"request":{"method":"GET","path":"https://evil.example/x"}`) + `]}`,
+			`reads[0] "list": request.path "https://evil.example/x" must start with a single / (it is appended to the integration's base_url)`},
+		{"rest read with a scheme-relative path", "b", "rest", "$REST", `{"reads":[` + restRead(`"request":{"method":"GET","path":"//evil.example/x"}`) + `]}`,
+			`reads[0] "list": request.path "//evil.example/x" must start with a single / (it is appended to the integration's base_url)`},
+		{"rest read with a bad method", "b", "rest", "$REST", `{"reads":[` + restRead(`"request":{"method":"TRACE","path":"/x"}`) + `]}`,
+			`reads[0] "list": request: method "TRACE" is not one of GET, POST, PUT, PATCH, DELETE`},
+		{"rest read with a bad placeholder", "b", "rest", "$REST", `{"reads":[` + restRead(`"request":{"method":"GET","path":"/x/{{a b}}"}`) + `]}`,
+			`reads[0] "list": request: url: malformed placeholder "{{a b}}"` + badPlaceholder},
+		{"rest write with a mode", "b", "rest", "$REST", `{"writes":[{"op":"save","mode":"insert","columns":["qty"],"request":{"method":"POST","path":"/lines"}}]}`,
+			`writes[0] "save": mode applies to a postgres binding; a rest write's request method says what it does`},
+		{"rest write with a table", "b", "rest", "$REST", `{"writes":[` + writeOp + `]}`,
+			`writes[0] "save_line": table applies to a postgres binding; a rest write names a request`},
+		{"rest action with a write", "b", "rest", "$REST",
+			`{"writes":[{"op":"save","columns":["qty"],"request":{"method":"POST","path":"/lines"}}],"actions":[{"name":"go","writes":["save"]}]}`,
+			`actions[0] "go": an action of a rest binding names http_calls only: a rest write cannot be rolled back when a later call fails`},
+		{"postgres read with a request", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"lines","columns":["id"],"request":{"method":"GET","path":"/x"}}]}`,
+			`reads[0] "list": request applies to a rest binding; a postgres binding reads its table`},
 
 		// One namespace of ops.
 		{"read and write share a name", "b", "postgres", "$PG",

@@ -1,6 +1,9 @@
 package binding
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Kinds of binding: where reads and writes go.
 const (
@@ -35,6 +38,9 @@ type Read struct {
 	// column → value, where a value may be a session placeholder such as
 	// "{{task_id}}" (task_id, agent_id, step_id, workspace_id).
 	FixedFilters map[string]any `json:"fixed_filters,omitempty"`
+	// Request is how a rest binding's read reaches its data (nil, and
+	// refused, on a postgres binding).
+	Request *Request `json:"request,omitempty"`
 }
 
 // Order is one ORDER BY term.
@@ -60,6 +66,34 @@ type Write struct {
 	// FixedValues are always written and cannot be set by a request: column →
 	// value, where a value may be a session placeholder ("{{task_id}}").
 	FixedValues map[string]any `json:"fixed_values,omitempty"`
+	// Request is how a rest binding's write reaches its data (nil, and
+	// refused, on a postgres binding).
+	Request *Request `json:"request,omitempty"`
+}
+
+// Request is a rest binding's read or write: a request against the base_url
+// of the binding's integration, declared with the templates of http_calls
+// (seed 000, "http_calls templates"). Its auth reads its secrets from that
+// same integration.
+type Request struct {
+	Method string `json:"method"`
+	// Path is appended to the integration's base_url; it starts with "/" and
+	// may hold placeholders in its path and query, as an http_call's url.
+	Path                 string            `json:"path"`
+	Auth                 *Auth             `json:"auth,omitempty"`
+	Headers              map[string]string `json:"headers,omitempty"`
+	Query                map[string]string `json:"query,omitempty"`
+	BodyTemplate         json.RawMessage   `json:"body_template,omitempty"`
+	PruneEmptyBodyFields bool              `json:"prune_empty_body_fields,omitempty"`
+}
+
+// Call is r as the http_call the gateway runs for op: its path appended to
+// baseURL (the binding's integration's), that integration's credentials.
+func (r *Request) Call(op, baseURL, integrationID string) *HTTPCall {
+	return &HTTPCall{
+		Op: op, Method: r.Method, URL: strings.TrimRight(baseURL, "/") + r.Path, IntegrationID: integrationID,
+		Auth: r.Auth, Headers: r.Headers, Query: r.Query, BodyTemplate: r.BodyTemplate, PruneEmptyBodyFields: r.PruneEmptyBodyFields,
+	}
 }
 
 // Action is a named bundle of writes and http_calls run as one unit

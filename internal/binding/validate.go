@@ -38,6 +38,9 @@ const (
 const (
 	IntegrationPostgres = "postgres"
 	IntegrationSQLite   = "sqlite"
+	// IntegrationREST is the kind of integration a rest binding's reads and
+	// writes are requests against (its base_url and credentials).
+	IntegrationREST = "rest"
 )
 
 // Methods an http_call may use.
@@ -108,6 +111,7 @@ type validator struct {
 	kind        string
 	declared    map[string]string // op name → label of the entry that declared it
 	integration map[string]models.Integration
+	own         *models.Integration // the binding's own integration; nil when it names none
 }
 
 // declare claims op in the one namespace of reads, writes, http_calls and tools.
@@ -143,7 +147,7 @@ func (v *validator) lookupIntegration(prefix, id string) (models.Integration, er
 		return models.Integration{}, notOurs
 	}
 	var rows []models.Integration
-	if err := v.db.Select("id", "workspace_id", "name", "kind").
+	if err := v.db.Select("id", "workspace_id", "name", "kind", "base_url").
 		Where("id = ? AND workspace_id = ?", id, v.workspaceID).Limit(1).Find(&rows).Error; err != nil {
 		return models.Integration{}, fmt.Errorf("binding: find integration: %w", err)
 	}
@@ -171,6 +175,7 @@ func (v *validator) bindingIntegration(id string) error {
 	if err != nil {
 		return err
 	}
+	v.own = &in
 	if v.kind == KindPostgres && in.Kind != IntegrationPostgres && in.Kind != IntegrationSQLite {
 		return apperr.Invalidf("integration_id %q is a %s integration; a postgres binding needs a %s (or dev-only %s) data source",
 			id, in.Kind, IntegrationPostgres, IntegrationSQLite)
@@ -185,8 +190,14 @@ func (v *validator) reads(s *Spec) error {
 		if err := v.declare(label, r.Op); err != nil {
 			return err
 		}
-		if v.kind != KindPostgres {
-			return apperr.Invalidf("%s: reads need a postgres binding; a rest binding reaches its data through http_calls", label)
+		if v.kind == KindREST {
+			if err := v.restRead(r); err != nil {
+				return apperr.Invalidf("%s: %s", label, err)
+			}
+			continue
+		}
+		if r.Request != nil {
+			return apperr.Invalidf("%s: request applies to a rest binding; a postgres binding reads its table", label)
 		}
 		if err := checkTable(r.Table); err != nil {
 			return apperr.Invalidf("%s: %s", label, err)
@@ -238,8 +249,14 @@ func (v *validator) writes(s *Spec) error {
 		if err := v.declare(label, w.Op); err != nil {
 			return err
 		}
-		if v.kind != KindPostgres {
-			return apperr.Invalidf("%s: writes need a postgres binding; a rest binding reaches its data through http_calls", label)
+		if v.kind == KindREST {
+			if err := v.restWrite(w); err != nil {
+				return apperr.Invalidf("%s: %s", label, err)
+			}
+			continue
+		}
+		if w.Request != nil {
+			return apperr.Invalidf("%s: request applies to a rest binding; a postgres binding writes its table", label)
 		}
 		if err := checkTable(w.Table); err != nil {
 			return apperr.Invalidf("%s: %s", label, err)
@@ -355,36 +372,46 @@ func (v *validator) httpCalls(s *Spec) error {
 		if err := v.declare(label, h.Op); err != nil {
 			return err
 		}
-		method := strings.ToUpper(h.Method)
-		if !slices.Contains(httpMethods, method) {
-			return apperr.Invalidf("%s: method %q is not one of %s", label, h.Method, strings.Join(httpMethods, ", "))
-		}
-		h.Method = method
-		if err := checkCallURL(h.URL); err != nil {
-			return apperr.Invalidf("%s: %s", label, err)
-		}
 		if h.IntegrationID != "" {
 			if _, err := v.lookupIntegration(label+": ", h.IntegrationID); err != nil {
 				return err
 			}
 		}
-		if err := checkAuth(h); err != nil {
+		if err := checkCall(h); err != nil {
 			return apperr.Invalidf("%s: %s", label, err)
 		}
-		if err := checkHeaders(h.Headers); err != nil {
-			return apperr.Invalidf("%s: %s", label, err)
+	}
+	return nil
+}
+
+// checkCall checks one outbound request template (an http_call, or a rest
+// read or write as the call it becomes) and upper-cases its method. Its
+// integration is checked by the caller.
+func checkCall(h *HTTPCall) error {
+	method := strings.ToUpper(h.Method)
+	if !slices.Contains(httpMethods, method) {
+		return fmt.Errorf("method %q is not one of %s", h.Method, strings.Join(httpMethods, ", "))
+	}
+	h.Method = method
+	if err := checkCallURL(h.URL); err != nil {
+		return err
+	}
+	if err := checkAuth(h); err != nil {
+		return err
+	}
+	if err := checkHeaders(h.Headers); err != nil {
+		return err
+	}
+	if err := checkQuery(h.Query); err != nil {
+		return err
+	}
+	if len(h.BodyTemplate) > 0 {
+		var body any
+		if err := strictjson.Unmarshal(h.BodyTemplate, &body); err != nil {
+			return fmt.Errorf("body_template: %w", err)
 		}
-		if err := checkQuery(h.Query); err != nil {
-			return apperr.Invalidf("%s: %s", label, err)
-		}
-		if len(h.BodyTemplate) > 0 {
-			var body any
-			if err := strictjson.Unmarshal(h.BodyTemplate, &body); err != nil {
-				return apperr.Invalidf("%s: body_template: %s", label, err)
-			}
-			if err := checkTemplateValue("body_template", body); err != nil {
-				return apperr.Invalidf("%s: %s", label, err)
-			}
+		if err := checkTemplateValue("body_template", body); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -618,6 +645,9 @@ func (v *validator) actions(s *Spec) error {
 		names[a.Name] = label
 		if len(a.Writes) == 0 && len(a.HTTPCalls) == 0 && !a.ResolvesAwait {
 			return apperr.Invalidf("%s: the action has nothing to do: name writes or http_calls, or set resolves_await", label)
+		}
+		if v.kind == KindREST && len(a.Writes) > 0 {
+			return apperr.Invalidf("%s: an action of a rest binding names http_calls only: a rest write cannot be rolled back when a later call fails", label)
 		}
 		if err := checkRefs(a.Writes, writes, "write"); err != nil {
 			return apperr.Invalidf("%s: %s", label, err)

@@ -46,11 +46,18 @@ var (
 	errTokenFetch = errors.New("gateway: token grant failed")
 	errTransport  = errors.New("gateway: upstream unreachable")
 	errRefused    = errors.New("gateway: upstream refused a fresh token")
+	errUnsendable = errors.New("gateway: the filled request cannot be sent")
 )
 
 // IsBlockedCall reports whether err is a call refused because its URL or
 // token URL resolved to a refused address.
 func IsBlockedCall(err error) bool { return errors.Is(err, errBlocked) }
+
+// MayHaveArrived reports whether a failed call may have reached the upstream
+// all the same: the request was sent (or being sent) when the connection
+// failed or the time ran out. Every other failure happened before anything
+// was sent.
+func MayHaveArrived(err error) bool { return errors.Is(err, errTransport) }
 
 // CallInput is what a call needs besides its template: the session's
 // workspace (the integration must be of it), the session's values
@@ -308,7 +315,7 @@ func (g *Gateway) send(ctx context.Context, call *binding.HTTPCall, out outbound
 	req, err := newRequest(ctx, out, body)
 	if err != nil {
 		g.log.WarnContext(ctx, "gateway: cannot build the request", "op", call.Op, "error", err.Error())
-		return nil, apperr.Wrap(errTransport, apperr.BadGateway, "http_call %q: the filled url is not a valid request", call.Op)
+		return nil, apperr.Wrap(errUnsendable, apperr.BadGateway, "http_call %q: the filled url is not a valid request", call.Op)
 	}
 	creds.setAuth(req, tok)
 	res, err := g.client.Do(req)

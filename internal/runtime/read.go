@@ -50,29 +50,12 @@ func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Resu
 }
 
 func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, p readPayload) (Result, error) {
-	columns := op.Columns
-	if len(p.Columns) > 0 {
-		for _, col := range p.Columns {
-			if !contains(op.Columns, col) {
-				return Result{}, apperr.Forbiddenf("column %q is not readable through op %q", col, op.Op)
-			}
-		}
-		columns = p.Columns
+	columns, limit, err := readShape(op, p)
+	if err != nil {
+		return Result{}, err
 	}
-	for col := range p.Filters {
-		if !contains(op.Filterable, col) {
-			return Result{}, apperr.Forbiddenf("column %q is not filterable through op %q", col, op.Op)
-		}
-	}
-	limit := op.Limit
-	if limit <= 0 {
-		limit = binding.DefaultReadLimit
-	}
-	if p.Limit < 0 {
-		return Result{}, apperr.Invalidf("limit must not be negative")
-	}
-	if p.Limit > 0 && p.Limit < limit {
-		limit = p.Limit
+	if b.Kind == binding.KindREST {
+		return s.restRead(ctx, c, b, op, p, columns, limit)
 	}
 	offset, err := decodeCursor(s.CursorKey, p.Cursor, b.ID, op.Op)
 	if err != nil {
@@ -102,6 +85,37 @@ func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loa
 		reply.NextCursor = &next
 	}
 	return Result{Kind: "rows", Body: reply}, nil
+}
+
+// readShape checks a read request against its op: the columns it returns
+// (a subset of the declared ones, all by default), its filters (on
+// filterable columns only) and its page size (at most the op's limit).
+func readShape(op *binding.Read, p readPayload) (columns []string, limit int, err error) {
+	columns = op.Columns
+	if len(p.Columns) > 0 {
+		for _, col := range p.Columns {
+			if !contains(op.Columns, col) {
+				return nil, 0, apperr.Forbiddenf("column %q is not readable through op %q", col, op.Op)
+			}
+		}
+		columns = p.Columns
+	}
+	for col := range p.Filters {
+		if !contains(op.Filterable, col) {
+			return nil, 0, apperr.Forbiddenf("column %q is not filterable through op %q", col, op.Op)
+		}
+	}
+	limit = op.Limit
+	if limit <= 0 {
+		limit = binding.DefaultReadLimit
+	}
+	if p.Limit < 0 {
+		return nil, 0, apperr.Invalidf("limit must not be negative")
+	}
+	if p.Limit > 0 && p.Limit < limit {
+		limit = p.Limit
+	}
+	return columns, limit, nil
 }
 
 // lookup runs an http_calls op: rate-limited per surface, bounded by the

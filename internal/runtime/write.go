@@ -43,6 +43,9 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 	if err != nil {
 		return Result{}, err
 	}
+	if b.Kind == binding.KindREST {
+		return s.restWrite(ctx, c, b, op, p.Row, stmt.Values)
+	}
 	src, err := s.source(ctx, b)
 	if err != nil {
 		return Result{}, err
