@@ -20,8 +20,8 @@ import (
 // RuntimePath is where the runtime verbs are mounted on the API.
 const RuntimePath = "/api/app-runtime"
 
-// Verbs are the runtime verbs this backend serves, advertised on every mint
-// so a bundle negotiates instead of guessing.
+// Verbs are the runtime verbs this backend has; a mint advertises those
+// Minter.VerbsFunc says it serves for the step's binding.
 var Verbs = []string{"read", "write", "action", "run", "capability"}
 
 // Versions are the reply envelopes this backend serves: v1 (the verbs' own
@@ -86,6 +86,9 @@ type Minter struct {
 	RuntimeBase string
 	// ServedFunc reports whether this deployment implements a capability.
 	ServedFunc func(name string) bool
+	// VerbsFunc returns the verbs this deployment serves for a binding of
+	// kind with spec (runtime.Service.ServedVerbs); nil advertises Verbs.
+	VerbsFunc func(kind string, spec binding.Spec) []string
 }
 
 // MintRequest is a host's request for a session on one step.
@@ -143,6 +146,10 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 		served = func(string) bool { return false }
 	}
 	capabilities, host := binding.OfferedCapabilities(spec, served)
+	verbs := Verbs
+	if m.VerbsFunc != nil {
+		verbs = m.VerbsFunc(bind.BindingKind, spec)
+	}
 
 	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
 		WorkspaceID: req.WorkspaceID, TaskID: task.ID, AgentID: task.AgentID, StepID: step.ID,
@@ -172,7 +179,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 		AwaitPending:      pending,
 		Runtime: Runtime{
 			APIBase:          m.RuntimeBase,
-			Verbs:            Verbs,
+			Verbs:            verbs,
 			Versions:         Versions,
 			Capabilities:     capabilities,
 			HostCapabilities: host,

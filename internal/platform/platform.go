@@ -128,6 +128,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		BundleBaseURL: o.Config.BundleBaseURL,
 		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
 		ServedFunc:    func(name string) bool { return p.ServedCapabilities[name] },
+		VerbsFunc:     func(kind string, spec binding.Spec) []string { return p.Runtime.ServedVerbs(kind, spec) },
 	}
 	if err := p.buildAdmin(); err != nil {
 		return nil, err

@@ -48,6 +48,10 @@ type Service struct {
 	Gateway Gateway
 	// Served says which capabilities this deployment serves.
 	Served func(name string) bool
+	// ToolServed says which tools (a configured tool's base tool or a base
+	// tool's name, as a tools op names it) this deployment has an executor
+	// for; nil: none, and /run answers 501.
+	ToolServed func(tool string) bool
 	// Journal records the write intents and feed rows of /write and
 	// /action (group-committed); required for both verbs.
 	Journal *Journal
@@ -150,4 +154,42 @@ func recordFeed(ctx context.Context, tx *gorm.DB, c session.Claims, typ, name st
 		return fmt.Errorf("runtime: record feed: %w", err)
 	}
 	return nil
+}
+
+// ServedVerbs are the runtime verbs through which this deployment would
+// serve at least one op of a binding of kind with spec: a verb that could
+// only answer 403 (the binding declares nothing for it) or 501 (no gateway
+// for its http_calls or rest requests, no executor for its tools, no
+// served capability) is left out, so the mint advertises only what a
+// bundle can use (seed 000, "What the mint returns").
+func (s *Service) ServedVerbs(kind string, spec binding.Spec) []string {
+	gateway := s.Gateway != nil
+	data := kind != binding.KindREST || gateway // a rest binding's reads and writes are requests
+	verbs := []string{}
+	if (len(spec.Reads) > 0 && data) || (len(spec.HTTPCalls) > 0 && gateway) {
+		verbs = append(verbs, "read")
+	}
+	if len(spec.Writes) > 0 && data {
+		verbs = append(verbs, "write")
+	}
+	for _, a := range spec.Actions {
+		if len(a.HTTPCalls) == 0 || gateway {
+			verbs = append(verbs, "action")
+			break
+		}
+	}
+	for _, t := range spec.Tools {
+		if s.ToolServed != nil && s.ToolServed(t.Tool) {
+			verbs = append(verbs, "run")
+			break
+		}
+	}
+	served := s.Served
+	if served == nil {
+		served = func(string) bool { return false }
+	}
+	if capabilities, host := binding.OfferedCapabilities(spec, served); len(capabilities) > len(host) {
+		verbs = append(verbs, "capability")
+	}
+	return verbs
 }
