@@ -23,6 +23,33 @@ type bindingPage struct {
 	// Unscoped are the write ops saved before the fixed-values rule that
 	// break it: they answer 403 until the binding is fixed.
 	Unscoped []binding.Unscoped
+	// Ops are the ops "try an op" can run: reads, writes, http_calls and
+	// actions, by kind.
+	Ops []tryOp
+	// Try is the try form as last submitted; Result its report.
+	Try    tryForm
+	Result *tryResult
+}
+
+// tryOp is one op of the try form's list.
+type tryOp struct{ Kind, Name string }
+
+// tryOps lists a spec's runnable ops.
+func tryOps(s binding.Spec) []tryOp {
+	var ops []tryOp
+	for _, r := range s.Reads {
+		ops = append(ops, tryOp{"read", r.Op})
+	}
+	for _, w := range s.Writes {
+		ops = append(ops, tryOp{"write", w.Op})
+	}
+	for _, h := range s.HTTPCalls {
+		ops = append(ops, tryOp{"http_call", h.Op})
+	}
+	for _, a := range s.Actions {
+		ops = append(ops, tryOp{"action", a.Name})
+	}
+	return ops
 }
 
 // showBinding answers GET /bindings/:id.
@@ -40,13 +67,23 @@ func (s *server) showBinding(c *fiber.Ctx) error {
 
 // renderBinding renders a binding's page with the editor holding text.
 func (s *server) renderBinding(c *fiber.Ctx, status int, b binding.Binding, text string, edited int, refusal string) error {
-	p := bindingPage{Binding: b, Text: text, EditedVersion: edited, Unscoped: binding.UnscopedWrites(b.AllowedOperations)}
+	p, err := s.bindingPageOf(c, b, text, edited)
+	if err != nil {
+		return err
+	}
+	return s.renderView(c, status, "binding", view{Title: "Binding " + b.Name, Section: "bindings", Error: refusal, Data: p})
+}
+
+// bindingPageOf is b's page with the editor holding text.
+func (s *server) bindingPageOf(c *fiber.Ctx, b binding.Binding, text string, edited int) (bindingPage, error) {
+	p := bindingPage{Binding: b, Text: text, EditedVersion: edited, Unscoped: binding.UnscopedWrites(b.AllowedOperations),
+		Ops: tryOps(b.AllowedOperations), Try: tryForm{Payload: "{}"}}
 	if b.IntegrationID != nil {
 		names, err := s.integrationNames(c)
 		if err != nil {
-			return err
+			return p, err
 		}
 		p.IntegrationName = names[*b.IntegrationID]
 	}
-	return s.renderView(c, status, "binding", view{Title: "Binding " + b.Name, Section: "bindings", Error: refusal, Data: p})
+	return p, nil
 }

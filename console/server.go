@@ -83,6 +83,7 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/bindings", s.listBindings)
 	g.Get("/bindings/:id", s.showBinding)
 	g.Post("/bindings/:id", s.saveBinding)
+	g.Post("/bindings/:id/try", s.tryBinding)
 	g.Get("/bindings/:id/versions", s.listBindingVersions)
 	g.Post("/bindings/:id/versions/:version/restore", s.restoreBindingVersion)
 

@@ -318,6 +318,7 @@ func (g *Gateway) send(ctx context.Context, call *binding.HTTPCall, out outbound
 		return nil, apperr.Wrap(errUnsendable, apperr.BadGateway, "http_call %q: the filled url is not a valid request", call.Op)
 	}
 	creds.setAuth(req, tok)
+	reportSent(ctx, call.Op, req, out.body)
 	res, err := g.client.Do(req)
 	if err == nil {
 		return res, nil

@@ -46,13 +46,7 @@ func (s *Service) restRead(ctx context.Context, c session.Claims, b *binding.Loa
 	if err != nil {
 		return Result{}, err
 	}
-	values := make(map[string]any, len(op.Filterable))
-	for _, col := range op.Filterable {
-		values[col] = ""
-		if v, ok := p.Filters[col]; ok {
-			values[col] = v
-		}
-	}
+	values := restFilterValues(op, p)
 	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
 		return Result{}, err
 	}
@@ -70,6 +64,19 @@ func (s *Service) restRead(ctx context.Context, c session.Claims, b *binding.Loa
 		return Result{}, err
 	}
 	return Result{Kind: "rows", Body: &RowsReply{Kind: "rows", Columns: columns, Rows: rows, RowCount: len(rows)}}, nil
+}
+
+// restFilterValues are a rest read's placeholder values: each filterable
+// column's filter, "" (no filter) when the request leaves it out.
+func restFilterValues(op *binding.Read, p readPayload) map[string]any {
+	values := make(map[string]any, len(op.Filterable))
+	for _, col := range op.Filterable {
+		values[col] = ""
+		if v, ok := p.Filters[col]; ok {
+			values[col] = v
+		}
+	}
+	return values
 }
 
 // restRows maps a rest read's reply to rows: a 2xx JSON array of objects,

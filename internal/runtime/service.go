@@ -90,14 +90,8 @@ func (s *Service) binding(ctx context.Context, c session.Claims) (*binding.Loade
 
 // source returns the data source of a postgres binding.
 func (s *Service) source(ctx context.Context, b *binding.Loaded) (datasource.Source, error) {
-	if b.IntegrationID == "" {
-		return nil, apperr.Forbiddenf("binding %q names no data source", b.Name)
-	}
-	integ, err := s.integration(ctx, b.WorkspaceID, b.IntegrationID)
-	if err != nil {
-		return nil, err
-	}
-	return s.Sources.Source(ctx, integ)
+	src, _, err := s.sourceAndKind(ctx, b)
+	return src, err
 }
 
 // integration returns the integration row, cached for integrationTTL. An
