@@ -2,8 +2,11 @@
 // baseline in the same run: /read of a one-row op and /write of one row on
 // the `appruntime api` process, and a minimal Fiber handler doing the same
 // SELECT and UPDATE through a pgx pool, under the same load generator and
-// concurrency. It prints throughput, p50/p99 and the ratio per verb, the api
-// process's peak memory, and a last line "read_ratio=… write_ratio=…".
+// concurrency; and a /read lookup (an http_calls op through the gateway) of
+// a loopback upstream this command serves, against a bare Fiber handler
+// proxying the same upstream with net/http. It prints throughput, p50/p99
+// and the ratio per verb, the api process's peak memory, and a last line
+// "read_ratio=… write_ratio=… lookup_ratio=…".
 // Then it floods the api with concurrent anonymous uploads (200 × 4 MiB by
 // default) and prints the api's peak memory during the flood.
 //
@@ -108,25 +111,33 @@ func run(args []string) error {
 		return err
 	}
 	// The bench table is a data source, which is never the platform database.
-	dataURL, err := freshDatabase(ctx, o.adminURL, "appruntime_bench_data")
+	dataURL, err := freshDatabase(ctx, o.adminURL, o.dbName+"_data")
 	if err != nil {
 		return err
 	}
 	key := base64.StdEncoding.EncodeToString([]byte("appruntime-bench-key-0123456789ab"))
 	apiAddr, baseAddr := freeAddr(), freeAddr()
+	upstreamURL, err := serveUpstream(ctx)
+	if err != nil {
+		return err
+	}
+	// The lookup is measured for throughput, so the per-surface rate limit
+	// (5/s on the one surface of the bench) is raised; it is still checked
+	// in Redis on every call.
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+o.redisURL, "SECRETS_KEY="+key,
 		"SESSION_KEYS=bench:"+key, "API_ADDR="+apiAddr, "LOG_LEVEL=error", "PUBLIC_API_URL=http://"+apiAddr,
-		"DATASOURCE_ALLOW_CIDRS=127.0.0.0/8,::1/128")
+		"DATASOURCE_ALLOW_CIDRS=127.0.0.0/8,::1/128", "OUTBOUND_ALLOW_CIDRS=127.0.0.0/8",
+		"SURFACE_RATE_PER_SECOND=1000000", "SURFACE_BURST=1000000", "LOOKUP_CONCURRENCY="+strconv.Itoa(o.concurrency))
 	if out, err := command(ctx, o.appruntime, env, "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %v\n%s", err, out)
 	}
-	fx, err := seed(ctx, dbURL, dataURL, []byte("appruntime-bench-key-0123456789ab"))
+	fx, err := seed(ctx, dbURL, dataURL, upstreamURL, []byte("appruntime-bench-key-0123456789ab"))
 	if err != nil {
 		return err
 	}
 
 	api := command(ctx, o.appruntime, env, "api")
-	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN)
+	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL)
 	for _, p := range []*exec.Cmd{api, base} {
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
 		if err := p.Start(); err != nil {
@@ -165,6 +176,11 @@ func run(args []string) error {
 			}, base.Process.Pid},
 			target{"appruntime", apiAddr, "/api/app-runtime/write", token, func(r *rand.Rand) []byte {
 				return fmt.Appendf(nil, `{"op":"set_n","payload":{"row":{"id":%d,"n":%d}}}`, 1+r.IntN(rows), r.IntN(1000))
+			}, api.Process.Pid}},
+		{"lookup",
+			target{"baseline", baseAddr, "/lookup", "", func(r *rand.Rand) []byte { return fmt.Appendf(nil, `{"id":%d}`, 1+r.IntN(rows)) }, base.Process.Pid},
+			target{"appruntime", apiAddr, "/api/app-runtime/read", token, func(r *rand.Rand) []byte {
+				return fmt.Appendf(nil, `{"op":"lookup_item","payload":{"id":%d}}`, 1+r.IntN(rows))
 			}, api.Process.Pid}},
 	}
 	ratio := map[string]float64{}
@@ -213,7 +229,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("read_ratio=%.2f write_ratio=%.2f\n", readRatio, writeRatio)
+	fmt.Printf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f\n", readRatio, writeRatio, ratio["lookup"])
 	return nil
 }
 
@@ -332,7 +348,7 @@ type fixture struct {
 // seed creates the platform rows (tenant, data-source integration, binding
 // with a one-row read and a one-row write, app tool, task, step) in the
 // bench database and the data table in the data database.
-func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte) (fixture, error) {
+func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []byte) (fixture, error) {
 	data, err := store.Open(ctx, dataURL, store.Options{MaxOpenConns: 2})
 	if err != nil {
 		return fixture{}, err
@@ -364,8 +380,9 @@ func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte) (fixtur
 	}
 	integ := models.Integration{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench data", Kind: datasource.KindPostgres, SecretsEnc: sealed}
 	spec := binding.Spec{
-		Reads:  []binding.Read{{Op: "get_item", Table: "bench_items", Columns: []string{"id", "name", "n"}, Filterable: []string{"id"}, Limit: 1}},
-		Writes: []binding.Write{{Op: "set_n", Table: "bench_items", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"n"}}},
+		Reads:     []binding.Read{{Op: "get_item", Table: "bench_items", Columns: []string{"id", "name", "n"}, Filterable: []string{"id"}, Limit: 1}},
+		Writes:    []binding.Write{{Op: "set_n", Table: "bench_items", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"n"}}},
+		HTTPCalls: []binding.HTTPCall{{Op: "lookup_item", Method: "GET", URL: upstreamURL + "/items/{{id}}"}},
 	}
 	b := models.Binding{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench", BindingKind: binding.KindPostgres,
 		IntegrationID: &integ.ID, AllowedOperations: models.MustJSON(spec), Version: 1}
@@ -382,6 +399,24 @@ func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte) (fixtur
 	_, fx.hostToken, err = auth.IssueToken(ctx, st.DB, ws.ID, models.ScopeHost, "bench", &user.ID, nil)
 	fx.stepID = step.ID
 	return fx, err
+}
+
+// serveUpstream serves the lookup upstream on a loopback port until ctx
+// ends: GET /items/{id} answers a small JSON object.
+func serveUpstream(ctx context.Context) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"id":%q,"name":"item %s","in_stock":true}`, r.PathValue("id"), r.PathValue("id"))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	return "http://" + ln.Addr().String(), nil
 }
 
 // freshDatabase drops and creates database name on the server of adminURL
@@ -601,6 +636,7 @@ func runBaseline(args []string) error {
 	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
 	dsn := fs.String("dsn", "", "Postgres DSN of the bench table")
+	upstream := fs.String("upstream", "", "base URL of the lookup upstream")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -635,6 +671,29 @@ func runBaseline(args []string) error {
 			return err
 		}
 		return c.JSON(fiber.Map{"rows_affected": tag.RowsAffected()})
+	})
+	// The lookup baseline: the same upstream through net/http, its status
+	// and JSON body answered as a lookup would.
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	app.Post("/lookup", func(c *fiber.Ctx) error {
+		var in struct{ ID int }
+		if err := json.Unmarshal(c.Body(), &in); err != nil {
+			return fiber.ErrBadRequest
+		}
+		req, err := http.NewRequestWithContext(c.UserContext(), http.MethodGet, *upstream+"/items/"+strconv.Itoa(in.ID), nil)
+		if err != nil {
+			return err
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			return fiber.ErrBadGateway
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20+1))
+		if err != nil {
+			return fiber.ErrBadGateway
+		}
+		return c.JSON(fiber.Map{"kind": "http", "status": res.StatusCode, "body": json.RawMessage(body)})
 	})
 	go func() { <-ctx.Done(); _ = app.ShutdownWithTimeout(5 * time.Second) }()
 	return app.Listen(*addr)

@@ -18,7 +18,7 @@ const (
 	// DialTimeout is the connect timeout of every outbound connection.
 	DialTimeout         = 5 * time.Second
 	TLSHandshakeTimeout = 5 * time.Second
-	MaxIdleConnsPerHost = 8
+	MaxIdleConnsPerHost = 64
 	// MaxRedirects bounds how many redirects a client follows; each hop is
 	// dialed through the same guard.
 	MaxRedirects = 5
@@ -165,7 +165,7 @@ func transportOn(d *net.Dialer) *http.Transport {
 		Proxy:                 nil,
 		DialContext:           d.DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
+		MaxIdleConns:          256,
 		MaxIdleConnsPerHost:   MaxIdleConnsPerHost,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   TLSHandshakeTimeout,

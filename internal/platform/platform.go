@@ -170,6 +170,9 @@ func (p *Platform) buildDataAndLimits(ctx context.Context) error {
 	p.DataSources = datasource.NewRegistry(p.Secrets, datasource.Options{Allow: o.Config.DataSourceAllow, Platform: platformDB})
 	p.onClose(p.DataSources.Close)
 	p.Limiter = limit.NewLimiter(o.Redis, o.KeyPrefix)
+	if o.Config.SurfaceRate > 0 && o.Config.SurfaceBurst > 0 {
+		p.Limiter.SetRate(limit.Rate{PerSecond: o.Config.SurfaceRate, Burst: o.Config.SurfaceBurst})
+	}
 	p.ExtractionSlots = limit.NewSemaphore(o.Redis, o.KeyPrefix, "extract", limit.ExtractionSlotsPerSurface, limit.ExtractionHold)
 	p.Bulkhead = limit.NewBulkhead(o.Config.LookupConcurrency, o.Config.LookupWait)
 	return nil
