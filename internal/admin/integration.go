@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -25,10 +26,13 @@ const (
 	KindREST     = "rest"     // an upstream for http_calls; base_url
 	KindMSSQL    = "mssql"    // mssql_execute_query; secrets.dsn
 	KindSQLite   = "sqlite"   // dev only: the demo data source; secrets.dsn is a file path
+	// KindComponent is an agent tool's app target (seed 003): base_url, and
+	// secrets.env, an object of NAME → string that ${env.NAME} references.
+	KindComponent = "component"
 )
 
 // IntegrationKinds are the kinds an integration may have.
-var IntegrationKinds = []string{KindPostgres, KindREST, KindMSSQL, KindSQLite}
+var IntegrationKinds = []string{KindPostgres, KindREST, KindMSSQL, KindSQLite, KindComponent}
 
 // dsnKinds are the kinds that connect with secrets.dsn.
 var dsnKinds = []string{KindPostgres, KindMSSQL, KindSQLite}
@@ -105,7 +109,7 @@ func (s *Service) checkIntegration(i *models.Integration, in IntegrationInput, s
 		return apperr.Invalidf("kind sqlite is for the embedded dev mode only")
 	}
 	i.Kind = in.Kind
-	if i.BaseURL, err = checkHTTPURL(in.BaseURL, "base_url", in.Kind != KindREST); err != nil {
+	if i.BaseURL, err = checkHTTPURL(in.BaseURL, "base_url", in.Kind != KindREST && in.Kind != KindComponent); err != nil {
 		return err
 	}
 	cfg, err := strictjson.Object(in.Config, "config")
@@ -125,6 +129,11 @@ func (s *Service) checkIntegration(i *models.Integration, in IntegrationInput, s
 		}
 		if !json.Valid(v) {
 			return apperr.Invalidf("secrets.%s is not valid JSON", k)
+		}
+	}
+	if in.Kind == KindComponent {
+		if err := checkComponentEnv(secrets["env"]); err != nil {
+			return err
 		}
 	}
 	if slices.Contains(dsnKinds, in.Kind) {
@@ -307,4 +316,25 @@ func redactedPatch(rest []byte) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(rest)
+}
+
+// envNameRule is a component env variable's name, as ${env.NAME} writes it.
+var envNameRule = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// checkComponentEnv checks a component's secrets.env: absent, or an object
+// of name → string.
+func checkComponentEnv(raw json.RawMessage) error {
+	if raw == nil {
+		return nil
+	}
+	var env map[string]string
+	if err := json.Unmarshal(raw, &env); err != nil || env == nil {
+		return apperr.Invalidf("secrets.env must be an object of NAME → string (what ${env.NAME} references)")
+	}
+	for name := range env {
+		if !envNameRule.MatchString(name) {
+			return apperr.Invalidf("secrets.env: %q is not a name of letters, digits and _ (not starting with a digit)", name)
+		}
+	}
+	return nil
 }
