@@ -47,4 +47,8 @@ func (s *server) routes(app *fiber.App) {
 	s.adminConfiguredToolRoutes(app)
 	s.bundleRoutes(app)
 	s.agentTaskRoutes(app)
+	s.adminAgentToolRoutes(app)
+	s.agentToolCallRoutes(app)
+	s.agentReplyRoutes(app)
+	s.mountJWKS(app)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
@@ -20,14 +22,18 @@ import (
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/internal/tool/translate"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/jobs"
+	"github.com/appruntime/appruntime/models"
 )
 
 // Options are the connections and settings every service is built from.
@@ -99,6 +105,14 @@ type Platform struct {
 	Gateway *gateway.Gateway
 	// Runtime runs the verbs bundles call (/read, /write, /action, /run, /capability).
 	Runtime *runtime.Service
+	// Identity mints the identity tokens of agent tools' app targets and
+	// publishes their keys (JWKS); its ring is derived from SESSION_KEYS.
+	Identity *agenttool.IdentitySigner
+	// AgentCalls saves agent tool declarations and runs their calls and
+	// pending-input buttons.
+	AgentCalls *agentcall.Service
+	// Replies stores agents' HTML assets and their replies (app blocks).
+	Replies *reply.Service
 
 	closers []func()
 }
@@ -155,7 +169,36 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 	}
+	if err := p.buildAgentTools(); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// buildAgentTools builds the agent tools' identity signer, dispatcher and
+// services, and the replies service. Builtin targets run translate_text.
+func (p *Platform) buildAgentTools() error {
+	o := p.Options
+	var err error
+	p.Identity, err = agenttool.NewIdentitySigner(o.Config.SessionKeys, o.Config.PublicAPIURL)
+	if err != nil {
+		return err
+	}
+	var engine translate.Provider
+	if lt := translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow); lt != nil {
+		engine = lt
+	}
+	dispatcher := agenttool.NewDispatcher(agenttool.DispatcherOptions{
+		Allow: o.Config.OutboundAllow, Signer: p.Identity, Log: o.Log,
+		Builtins: tool.Set{models.BaseTranslateText: translate.New(engine)},
+	})
+	p.AgentCalls = agentcall.NewService(agentcall.Options{
+		Store: o.Store, Dispatcher: dispatcher, Log: o.Log,
+		Components:   agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(o.Store.DB), Box: p.Secrets},
+		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
+	})
+	p.Replies = reply.NewService(o.Store, p.Storage)
+	return nil
 }
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime
