@@ -22,15 +22,18 @@ import (
 const bundleUploadsPath = "/api/admin/bundles"
 
 // bodyLimit is the most bytes a request's body may carry: 256 KiB on the
-// runtime verbs (seed 000), web.MaxUploadBytes on bundle uploads, and
+// runtime verbs (seed 000), web.MaxUploadBytes on bundle and asset uploads,
+// maxReplyBodyBytes on agent replies, and
 // web.DefaultMaxBodyBytes everywhere else.
 func bodyLimit(c *fiber.Ctx) int {
 	path := c.Path()
 	switch {
 	case hasPrefixFold(path, artifact.RuntimePath+"/"):
 		return runtime.MaxBodyBytes
-	case c.Method() == fiber.MethodPost && isBundleUpload(path):
+	case c.Method() == fiber.MethodPost && (isBundleUpload(path) || strings.EqualFold(strings.TrimSuffix(path, "/"), assetUploadPath)):
 		return web.MaxUploadBytes
+	case c.Method() == fiber.MethodPost && hasPrefixFold(path, "/api/agent/tasks/") && hasSuffixFold(strings.TrimSuffix(path, "/"), "/replies"):
+		return maxReplyBodyBytes
 	}
 	return web.DefaultMaxBodyBytes
 }
@@ -48,6 +51,10 @@ func isBundleUpload(path string) bool {
 	}
 	id, rest, ok := strings.Cut(path[len(bundleUploadsPath)+1:], "/")
 	return ok && id != "" && strings.EqualFold(rest, "versions")
+}
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }
 
 func hasPrefixFold(s, prefix string) bool {
