@@ -48,7 +48,8 @@ func TestEveryPageRendersForAnAdmin(t *testing.T) {
 		{"/bundles", []string{"invoice-review", "text/html"}},
 		{"/bundles/" + f.BundleID, []string{"invoice-review", "/bundles/" + f.BundleID + "/1"}},
 		{"/integrations", []string{"Invoices database", "postgres", `<span class="badge">dsn</span>`, "never their values"}},
-		{"/agents", []string{c.Tenant.Agent.Name}},
+		{"/agents", []string{c.Tenant.Agent.Name, `href="/agents/` + c.Tenant.Agent.ID + `/tools"`}},
+		{"/agents/" + c.Tenant.Agent.ID + "/tools", []string{"This agent has no tool yet.", "save_bookmark", "Create"}},
 		{"/users", []string{c.Tenant.Admin.Email, f.ReviewerEmail, "reviewer"}},
 		{"/tokens", []string{"Issue a token", `<option value="host" selected>host</option>`, "agent", "active"}},
 		{"/tasks", []string{"Review the ACME invoices", "waiting_for_input", c.Tenant.Agent.Name}},
@@ -62,7 +63,11 @@ func TestEveryPageRendersForAnAdmin(t *testing.T) {
 			require.Equal(t, http.StatusOK, p.Status, p.Body)
 			require.Equal(t, "text/html; charset=utf-8", p.Header.Get("Content-Type"))
 			require.Equal(t, "no-store", p.Header.Get("Cache-Control"))
-			require.Contains(t, p.Header.Get("Content-Security-Policy"), "frame-src 'none'")
+			frames := "frame-src 'none'"
+			if strings.HasPrefix(tc.path, "/tasks/") {
+				frames = "frame-src 'self' https:" // app assets and embedUrl results
+			}
+			require.Contains(t, p.Header.Get("Content-Security-Policy"), frames)
 			require.Equal(t, "DENY", p.Header.Get("X-Frame-Options"))
 			for _, w := range tc.want {
 				require.Contains(t, p.Body, w)

@@ -33,7 +33,7 @@ var pageNames = []string{
 	"bindings", "binding", "binding_versions",
 	"tools", "tool", "bundles", "bundle", "integrations", "agents", "users",
 	"tokens", "token_issued",
-	"tasks", "task", "artifact",
+	"tasks", "task", "artifact", "agent_tools",
 	"sessions", "audit",
 }
 
@@ -94,6 +94,11 @@ var notices = map[string]string{
 	"revoked":       "Revoked.",
 	"token_revoked": "Token revoked: it no longer authenticates.",
 	"signed_out":    "You have signed out.",
+	"tool_saved":    "The tool was saved.",
+	"tool_deleted":  "The tool was deleted; its past calls stay in the feeds.",
+	"answered":      "The card was answered: the resume event is queued and the agent will run again.",
+	"button_failed": "The button's target failed: the task stays parked, and the error is shown on the card.",
+	"message_sent":  "Your message was sent to the agent.",
 }
 
 // render writes page name with data and status. The page is rendered to a

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
+	"github.com/appruntime/appruntime/internal/appblock"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/platform"
@@ -62,6 +63,16 @@ func New(p *platform.Platform) (*fiber.App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: static files: %w", err)
 	}
+	// The MCP Apps host module of the task page (internal/appblock).
+	mcphost, err := appblock.Static.ReadFile("static/mcphost.js")
+	if err != nil {
+		return nil, fmt.Errorf("console: mcphost.js: %w", err)
+	}
+	app.Get("/static/mcphost.js", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, "text/javascript; charset=utf-8")
+		c.Set(fiber.HeaderCacheControl, fmt.Sprintf("public, max-age=%d", staticMaxAgeSeconds))
+		return c.Send(mcphost)
+	})
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static), MaxAge: staticMaxAgeSeconds}))
 	s.routes(app)
 	return app, nil
@@ -93,6 +104,10 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/bundles/:id", s.showBundle)
 	g.Get("/integrations", s.listIntegrations)
 	g.Get("/agents", s.listAgents)
+	g.Get("/agents/:id/tools", s.listAgentTools)
+	g.Post("/agents/:id/tools", s.createAgentTool)
+	g.Post("/agents/:id/tools/:tool", s.saveAgentTool)
+	g.Post("/agents/:id/tools/:tool/delete", s.deleteAgentTool)
 	g.Get("/users", s.listUsers)
 
 	g.Get("/tokens", s.listTokens)
@@ -104,6 +119,9 @@ func (s *server) routes(app *fiber.App) {
 	g.Post("/tasks/:id/awaits/:await/release", s.releaseAwait)
 	g.Post("/tasks/:id/awaits/:await/abort", s.abortAwait)
 	g.Get("/tasks/:id/steps/:step/artifact", s.showArtifact)
+	g.Post("/tasks/:id/tool-calls/:call/buttons/:button", s.clickToolCallButton)
+	g.Get("/tasks/:id/assets/:asset", s.showTaskAsset)
+	g.Post("/tasks/:id/messages", s.sendTaskMessage)
 	g.Post("/tasks/:id/steps/:step/artifact", s.openArtifact)
 
 	g.Get("/sessions", s.listSessions)

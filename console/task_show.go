@@ -1,8 +1,14 @@
 package console
 
 import (
+	"html/template"
+	"slices"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/models"
 )
@@ -14,12 +20,32 @@ type taskPage struct {
 	AppToolSteps map[string]bool
 	// Actors names the people and agents of the feed and the awaits.
 	Actors map[string]string
+	// Calls are the task's agent tool calls, with their results and cards.
+	Calls []callCard
+	// Replies are the agent's replies; their app blocks run on Run.
+	Replies []replyCard
+	// OwnOrigins are the origins an app may not ask to open (ours).
+	OwnOrigins []string
 }
 
-// showTask answers GET /tasks/:id: the task's steps, its feed (newest last)
-// and its awaits, with release and abort buttons on a pending one.
+// callCard is a tool call as the page shows it: the result's display
+// channel, markdown rendered safely (internal/markdown), or the card.
+type callCard struct {
+	agentcall.CallView
+	HTML template.HTML
+}
+
+// replyCard is a reply with its text and app blocks.
+type replyCard struct {
+	reply.View
+}
+
+// showTask answers GET /tasks/:id: the task's steps, its tool calls and
+// replies, its feed (newest last) and its awaits, with release and abort
+// buttons on a pending one.
 func (s *server) showTask(c *fiber.Ctx) error {
-	d, err := s.Tasks.Inspect(c.UserContext(), adminOf(c).WorkspaceID, c.Params("id"))
+	ctx := c.UserContext()
+	d, err := s.Tasks.Inspect(ctx, adminOf(c).WorkspaceID, c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -33,9 +59,47 @@ func (s *server) showTask(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	calls, err := s.AgentCalls.ListCalls(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	replies, err := s.Replies.List(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	pg := taskPage{Detail: d, AppToolSteps: apps, Actors: actors}
+	for _, u := range []string{s.Config.ConsoleURL, s.Config.PublicAPIURL, s.Config.BundleBaseURL} {
+		if o := originOf(u); o != "" {
+			pg.OwnOrigins = append(pg.OwnOrigins, o)
+		}
+	}
+	for _, call := range calls {
+		card := callCard{CallView: call}
+		if call.Result != nil && call.Result.EmbedURL != "" && slices.Contains(pg.OwnOrigins, originOf(call.Result.EmbedURL)) {
+			// A page of our own origins would share the console's origin
+			// in its frame: it is shown as its text only.
+			call.Result.Display = "text"
+		}
+		if call.Result != nil {
+			// Rendered by internal/markdown: raw HTML escaped, only
+			// absolute links live, no images.
+			card.HTML = template.HTML(call.Result.HTML)
+		}
+		pg.Calls = append(pg.Calls, card)
+	}
+	for _, r := range replies {
+		pg.Replies = append(pg.Replies, replyCard{View: r})
+	}
 	title := d.Title
 	if title == "" {
 		title = "Task " + shortID(d.ID)
 	}
-	return s.render(c, fiber.StatusOK, "task", title, "tasks", taskPage{Detail: d, AppToolSteps: apps, Actors: actors})
+	c.Set(fiber.HeaderContentSecurityPolicy, taskCSP)
+	return s.render(c, fiber.StatusOK, "task", title, "tasks", pg)
 }
+
+// taskCSP is the task page's policy: pageCSP, except that it frames the
+// agent's app assets (served by this console, each under its own sandboxed
+// no-network policy) and tool results' embedUrl pages (absolute https).
+var taskCSP = strings.Replace(pageCSP, "frame-src 'none'", "frame-src 'self' https:", 1)
+

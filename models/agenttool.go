@@ -79,4 +79,6 @@ const (
 	FeedToolCall        = "tool_call"
 	FeedToolCallClick   = "tool_call_click"
 	FeedReply           = "reply"
+	// FeedUserMessage is a person's message to the agent from a task page.
+	FeedUserMessage = "user_message"
 )

@@ -40,8 +40,19 @@ func declarationView(d models.AgentToolDeclaration) DeclarationView {
 		Input: json.RawMessage(d.Input), Target: json.RawMessage(d.Target), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
-// wireOf is the declaration's JSON as the seed writes it (what a patch
-// merges into).
+// Wire is the declaration's JSON as the seed writes it (what a patch
+// merges into, and what the console's editor shows), indented.
+func Wire(v DeclarationView) string {
+	b, err := json.MarshalIndent(map[string]any{
+		"name": v.Name, "displayName": v.DisplayName, "description": v.Description, "input": v.Input, "target": v.Target,
+	}, "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// wireOf is the stored declaration's JSON as the seed writes it.
 func wireOf(d models.AgentToolDeclaration) ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"name": d.Name, "displayName": d.DisplayName, "description": d.Description,
@@ -138,25 +149,37 @@ func (s *Service) CreateDeclaration(ctx context.Context, workspaceID, agentID, a
 // UpdateDeclaration applies a JSON merge patch of the seed's fields (the
 // whole result is checked as a create is).
 func (s *Service) UpdateDeclaration(ctx context.Context, workspaceID, agentID, actor, id string, patch []byte) (DeclarationView, error) {
+	return s.save(ctx, workspaceID, agentID, actor, id, patch, true)
+}
+
+// ReplaceDeclaration saves a whole new version of a declaration (the
+// console's editor, which shows the whole JSON).
+func (s *Service) ReplaceDeclaration(ctx context.Context, workspaceID, agentID, actor, id string, raw []byte) (DeclarationView, error) {
+	return s.save(ctx, workspaceID, agentID, actor, id, raw, false)
+}
+
+func (s *Service) save(ctx context.Context, workspaceID, agentID, actor, id string, body []byte, merge bool) (DeclarationView, error) {
 	var out models.AgentToolDeclaration
 	err := s.st.Tx(ctx, func(tx *gorm.DB) error {
 		cur, err := findDeclaration(ctx, tx, workspaceID, agentID, id)
 		if err != nil {
 			return err
 		}
-		var shape map[string]json.RawMessage
-		if err := strictjson.Decode(patch, &shape); err != nil {
-			return err
+		doc := body
+		if merge {
+			var shape map[string]json.RawMessage
+			if err := strictjson.Decode(body, &shape); err != nil {
+				return err
+			}
+			wire, err := wireOf(cur)
+			if err != nil {
+				return fmt.Errorf("agentcall: encode declaration: %w", err)
+			}
+			if doc, err = strictjson.Merge(json.RawMessage(wire), body); err != nil {
+				return err
+			}
 		}
-		wire, err := wireOf(cur)
-		if err != nil {
-			return fmt.Errorf("agentcall: encode declaration: %w", err)
-		}
-		merged, err := strictjson.Merge(json.RawMessage(wire), patch)
-		if err != nil {
-			return err
-		}
-		d, err := agenttool.ParseDeclaration(ctx, merged, s.checkOptions(workspaceID))
+		d, err := agenttool.ParseDeclaration(ctx, doc, s.checkOptions(workspaceID))
 		if err != nil {
 			return err
 		}
@@ -167,7 +190,7 @@ func (s *Service) UpdateDeclaration(ctx context.Context, workspaceID, agentID, a
 		}
 		out = cur
 		return audit.Record(ctx, tx, audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "agent_tool.update",
-			TargetType: "agent_tool", TargetID: cur.ID, Detail: map[string]any{"agent_id": agentID, "name": cur.Name, "patch": json.RawMessage(patch)}})
+			TargetType: "agent_tool", TargetID: cur.ID, Detail: map[string]any{"agent_id": agentID, "name": cur.Name, "target": d.Target.String()}})
 	})
 	if err != nil {
 		return DeclarationView{}, err
