@@ -1,0 +1,160 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
+	"github.com/appruntime/appruntime/models"
+)
+
+// waitFor polls until the element's text satisfies the JS condition on t.
+func waitFor(sel, cond string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector('`+strings.ReplaceAll(sel, "'", `\'`)+`'); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
+		chromedp.WithPollingTimeout(15*time.Second))
+}
+
+func evalIn[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err)
+	return out
+}
+
+// TestAppBlocksOnTheTaskPage runs a real MCP App (internal/appblock's
+// fixture, built from the published @modelcontextprotocol/ext-apps) as an
+// agent's asset through the whole wiring: the agent uploads it three times
+// and replies with three app blocks; the console's task page shows them
+// with Run controls and runs none before Run; after Run the app shows the
+// tool result, its fetch is blocked by the asset's policy, an open-link to
+// http://127.0.0.1 is refused and an https one asks the person, ui/message
+// fills the composer (and the person sends it as a task event), and a
+// third app stops the first.
+func TestAppBlocksOnTheTaskPage(t *testing.T) {
+	t.Parallel()
+	ctx := browser.New(t)
+	s := newStack(t)
+	app, err := os.ReadFile("../internal/appblock/testdata/mcp-app/app.html")
+	require.NoError(t, err)
+	caller := task.Caller{WorkspaceID: s.Tenant.Workspace.ID, AgentID: s.Tenant.Agent.ID, Actor: "agent:" + s.Tenant.Agent.ID}
+	bg := context.Background()
+	tk, err := s.P.Tasks.Create(bg, caller, task.TaskInput{Title: "What time is it?"})
+	require.NoError(t, err)
+	var assets []string
+	for range 3 {
+		a, err := s.P.Replies.UploadAsset(bg, caller, "text/html", app)
+		require.NoError(t, err)
+		assets = append(assets, a.ID)
+	}
+	block := func(asset, title, link, result string) map[string]any {
+		b := map[string]any{"type": "app", "asset_id": asset, "title": title, "fallback": "Open on the web to run " + title + ".",
+			"tool_result": map[string]any{"content": []any{map[string]any{"type": "text", "text": result}}}}
+		if link != "" {
+			b["tool_input"] = map[string]any{"link": link}
+		}
+		return b
+	}
+	blockA := block(assets[0], "App A", "http://127.0.0.1/", "14:32 +07:00")
+	blockA["tool_result"].(map[string]any)["structured_content"] = map[string]any{"hour": 14}
+	body, err := json.Marshal(map[string]any{"final": true, "blocks": []any{
+		map[string]any{"type": "text", "text": "Here is the time."},
+		blockA, block(assets[1], "App B", "https://example.com/docs", "result B"), block(assets[2], "App C", "", "result C"),
+	}})
+	require.NoError(t, err)
+	_, err = s.P.Replies.Post(bg, caller, tk.ID, body)
+	require.NoError(t, err)
+
+	// Sign in and open the task page.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/tasks/"+tk.ID),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), s.Tenant.Admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-asset="`+assets[2]+`"] button.app-run`)),
+	))
+	sel := func(i int) string { return `section[data-asset="` + assets[i] + `"]` }
+
+	// Nothing runs before Run; the person's confirmations are recorded and declined.
+	require.Equal(t, 0, evalIn[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.Equal(t, "App A", evalIn[string](t, ctx, `document.querySelector('`+sel(0)+` .app-title').textContent`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
+		`window.confirmAsked = []; window.confirm = (m) => { window.confirmAsked.push(m); return false; }`)))
+
+	// Run App A: the handshake, then the tool input and result.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel(0)+` button.app-run`))))
+	frameA := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[0])
+	require.NoError(t, chromedp.Do(frameA,
+		waitFor("#result", `t === "14:32 +07:00"`),
+		waitFor("#status", `t === "connected to appruntime"`),
+		waitFor("#structured", `t === 'structured: {"hour":14}'`),
+	))
+
+	// Its fetch is blocked by the asset's policy.
+	require.NoError(t, chromedp.Do(frameA,
+		chromedp.Click(chromedp.CSS("#fetch")),
+		waitFor("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
+	))
+
+	// An open-link to http://127.0.0.1 is refused without asking the person.
+	require.NoError(t, chromedp.Do(frameA,
+		chromedp.Click(chromedp.CSS("#open")),
+		waitFor("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
+	))
+	require.Equal(t, 0, evalIn[int](t, ctx, `window.confirmAsked.length`))
+
+	// ui/message fills the composer and sends nothing; tools/call is refused.
+	require.NoError(t, chromedp.Do(frameA,
+		chromedp.Click(chromedp.CSS("#message")),
+		waitFor("#message-status", `t === "message: accepted"`),
+		chromedp.Click(chromedp.CSS("#tool")),
+		waitFor("#tool-status", `t.startsWith("tools/call: refused: ")`),
+	))
+	require.Equal(t, "Hello from the app", evalIn[string](t, ctx, `document.getElementById("composer").value`))
+	var messages int64
+	require.NoError(t, s.Store.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", tk.ID, models.FeedUserMessage).Count(&messages).Error)
+	require.Zero(t, messages, "ui/message sends nothing")
+
+	// Run App B: an https link asks the person (who declines here).
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel(1)+` button.app-run`))))
+	frameB := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[1])
+	require.NoError(t, chromedp.Do(frameB,
+		waitFor("#result", `t === "result B"`),
+		chromedp.Click(chromedp.CSS("#open")),
+		waitFor("#open-status", `t === "open-link: refused https://example.com/docs"`),
+	))
+	asked := evalIn[[]string](t, ctx, `window.confirmAsked`)
+	require.Len(t, asked, 1)
+	require.Contains(t, asked[0], "https://example.com/docs")
+
+	// A third app stops the oldest, which shows its Run control again.
+	require.Equal(t, 2, evalIn[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.NoError(t, chromedp.Do(ctx,
+		// A script click: the frames above resize as their apps start,
+		// which can move the button under a pointer click.
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('`+sel(2)+` button.app-run').click()`),
+		chromedp.WaitVisible(chromedp.CSS(sel(0)+` button.app-run`)),
+	))
+	frameC := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[2])
+	require.NoError(t, chromedp.Do(frameC, waitFor("#result", `t === "result C"`)))
+	require.Equal(t, []string{"stopped", "running", "running"},
+		evalIn[[]string](t, ctx, `[...document.querySelectorAll("section.app-block")].map(s => s.dataset.state)`))
+	require.Equal(t, 2, evalIn[int](t, ctx, `document.querySelectorAll("iframe").length`))
+
+	// The person sends the composer's text: a task event the agent reads.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`form.composer button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	))
+	var ev models.FeedEvent
+	require.NoError(t, s.Store.DB.Where("task_id = ? AND type = ?", tk.ID, models.FeedUserMessage).Take(&ev).Error)
+	require.JSONEq(t, `{"text": "Hello from the app"}`, string(ev.Payload))
+}
