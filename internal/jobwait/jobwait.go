@@ -1,0 +1,293 @@
+package jobwait
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/jobs"
+)
+
+// DeadlineHeader carries a job's absolute deadline (Unix nanoseconds) to the
+// worker: asynq keeps deadlines in whole seconds, too coarse for a context
+// that must end when the caller stops waiting.
+const DeadlineHeader = "jobwait-deadline"
+
+// Polling bounds: a waiter that missed its notification looks for the stored
+// result first after pollMin, then backs off to every pollMax.
+const (
+	pollMin = 20 * time.Millisecond
+	pollMax = 250 * time.Millisecond
+)
+
+// resultLinger is how long a result stays readable after its deadline, for
+// a waiter that polls late.
+const resultLinger = time.Minute
+
+// publishTimeout bounds publishing a result, which runs after the job's
+// context may have ended.
+const publishTimeout = 2 * time.Second
+
+// outcome is what a job publishes: its result, or its error's code, message
+// and Retry-After.
+type outcome struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *wireError      `json:"error,omitempty"`
+}
+
+type wireError struct {
+	Code         apperr.Code `json:"code"`
+	Message      string      `json:"message"`
+	RetryAfterMS int64       `json:"retry_after_ms,omitempty"`
+}
+
+// keys names the Redis keys and channels under a prefix.
+type keys string
+
+func (k keys) channelPattern() string     { return string(k) + "jobwait:done:*" }
+func (k keys) channel(id string) string   { return string(k) + "jobwait:done:" + id }
+func (k keys) result(id string) string    { return string(k) + "jobwait:result:" + id }
+func (k keys) idOf(channel string) string { return strings.TrimPrefix(channel, string(k)+"jobwait:done:") }
+
+// Waiter enqueues jobs and waits for their results. One per process; it
+// keeps one pub/sub connection for every wait. Safe for concurrent use.
+type Waiter struct {
+	rc     redis.UniversalClient
+	client *asynq.Client
+	keys   keys
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	waiting map[string]chan []byte
+	ps      *redis.PubSub
+	done    chan struct{}
+}
+
+// NewWaiter returns a Waiter on rc whose keys and channels start with
+// keyPrefix (the Handler's must be the same). Close stops it.
+func NewWaiter(rc redis.UniversalClient, keyPrefix string, log *slog.Logger) *Waiter {
+	w := &Waiter{
+		rc: rc, client: asynq.NewClientFromRedisClient(rc), keys: keys(keyPrefix), log: log,
+		waiting: map[string]chan []byte{}, done: make(chan struct{}),
+	}
+	// PSubscribe returns at once and (re)connects in the background; a
+	// result published before the subscription is live is found by polling.
+	w.ps = rc.PSubscribe(context.Background(), w.keys.channelPattern())
+	go w.dispatch(w.ps.Channel(redis.WithChannelSize(1024)))
+	return w
+}
+
+// dispatch hands each notification to its waiter.
+func (w *Waiter) dispatch(ch <-chan *redis.Message) {
+	defer close(w.done)
+	for m := range ch {
+		id := w.keys.idOf(m.Channel)
+		w.mu.Lock()
+		c := w.waiting[id]
+		w.mu.Unlock()
+		if c != nil {
+			select {
+			case c <- []byte(m.Payload):
+			default:
+			}
+		}
+	}
+}
+
+// Close stops listening for notifications; waits in progress fall back to
+// polling until their deadlines.
+func (w *Waiter) Close() {
+	_ = w.ps.Close()
+	<-w.done
+}
+
+// Job is one job to run and wait for.
+type Job struct {
+	Args  jobs.Args
+	Queue string
+	// Deadline is when the caller stops waiting (504) and the worker's
+	// context ends.
+	Deadline time.Time
+	// Headers travel with the job (the request id).
+	Headers map[string]string
+}
+
+// Do enqueues job under a fresh task id with no retries and waits for its
+// outcome until its deadline or ctx ends. A job's error comes back with its
+// code and message; a deadline that passes is a 504; a Redis that refuses
+// the enqueue is a 502.
+func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
+	id := uuid.NewString()
+	ch := make(chan []byte, 1)
+	w.mu.Lock()
+	w.waiting[id] = ch
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.waiting, id)
+		w.mu.Unlock()
+	}()
+	ctx, cancel := context.WithDeadline(ctx, job.Deadline)
+	defer cancel()
+
+	headers := map[string]string{DeadlineHeader: strconv.FormatInt(job.Deadline.UnixNano(), 10)}
+	for k, v := range job.Headers {
+		headers[k] = v
+	}
+	task, err := jobs.NewTaskWithHeaders(job.Args, headers)
+	if err != nil {
+		return nil, err
+	}
+	// asynq's deadline is whole seconds: round up, so that the context the
+	// worker derives from DeadlineHeader is what ends the job.
+	asynqDeadline := job.Deadline.Truncate(time.Second).Add(time.Second)
+	if _, err := w.client.EnqueueContext(ctx, task,
+		asynq.Queue(job.Queue), asynq.TaskID(id), asynq.MaxRetry(0), asynq.Deadline(asynqDeadline),
+	); err != nil {
+		if ctx.Err() != nil {
+			return nil, stopped(ctx)
+		}
+		return nil, apperr.Wrap(err, apperr.BadGateway, "the job queue cannot be reached; retry")
+	}
+	return w.wait(ctx, id, ch)
+}
+
+// wait returns the outcome of job id from its notification or, failing
+// that, its stored result.
+func (w *Waiter) wait(ctx context.Context, id string, ch <-chan []byte) (json.RawMessage, error) {
+	poll := pollMin
+	timer := time.NewTimer(poll)
+	defer timer.Stop()
+	for {
+		select {
+		case msg := <-ch:
+			return decode(msg)
+		case <-ctx.Done():
+			return nil, stopped(ctx)
+		case <-timer.C:
+			msg, err := w.rc.Get(ctx, w.keys.result(id)).Bytes()
+			switch {
+			case err == nil:
+				return decode(msg)
+			case !errors.Is(err, redis.Nil) && ctx.Err() == nil:
+				w.log.WarnContext(ctx, "jobwait: poll failed", "task_id", id, "error", err.Error())
+			}
+			poll = min(poll*2, pollMax)
+			timer.Reset(poll)
+		}
+	}
+}
+
+func stopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return apperr.Wrap(ctx.Err(), apperr.Timeout, "the job did not finish before its deadline")
+	}
+	return fmt.Errorf("jobwait: %w", ctx.Err())
+}
+
+func decode(msg []byte) (json.RawMessage, error) {
+	var o outcome
+	if err := json.Unmarshal(msg, &o); err != nil {
+		return nil, fmt.Errorf("jobwait: decode outcome: %w", err)
+	}
+	if o.Error != nil {
+		e := apperr.New(o.Error.Code, "%s", o.Error.Message)
+		e.RetryAfter = time.Duration(o.Error.RetryAfterMS) * time.Millisecond
+		return nil, e
+	}
+	return o.Result, nil
+}
+
+// HandlerFunc runs one job whose context ends at the caller's deadline. Its
+// error's code and message reach the caller (an error without a code is a
+// 500 whose detail stays in the worker's log).
+type HandlerFunc func(ctx context.Context, t *asynq.Task) (json.RawMessage, error)
+
+// Handler wraps fn as an asynq handler for jobs enqueued by Waiter.Do: fn
+// runs with a context ending at the job's deadline, and its outcome is
+// stored and published once, under the same keyPrefix as the Waiter's.
+func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.Handler {
+	k := keys(keyPrefix)
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		deadline, err := headerDeadline(t)
+		if err != nil {
+			return fmt.Errorf("jobwait: %v: %w", err, asynq.SkipRetry)
+		}
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		if ctx.Err() != nil {
+			// Picked up after the caller gave up: do nothing.
+			return nil
+		}
+		result, runErr := fn(ctx, t)
+		o := outcome{Result: result}
+		if runErr != nil {
+			o = outcome{Error: toWire(runErr)}
+		}
+		if ctx.Err() != nil && runErr == nil {
+			// Finished too late: the caller answered 504; say so to a late poller.
+			o = outcome{Error: toWire(apperr.New(apperr.Timeout, "the job did not finish before its deadline"))}
+		}
+		if err := publish(ctx, rc, k, id, o, deadline); err != nil {
+			return err
+		}
+		if runErr != nil && apperr.CodeOf(runErr) == apperr.Internal {
+			return fmt.Errorf("jobwait: %w: %w", runErr, asynq.SkipRetry)
+		}
+		return nil
+	})
+}
+
+func headerDeadline(t *asynq.Task) (time.Time, error) {
+	ns, err := strconv.ParseInt(t.Headers()[DeadlineHeader], 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("job %s has no %s header", t.Type(), DeadlineHeader)
+	}
+	return time.Unix(0, ns), nil
+}
+
+func toWire(err error) *wireError {
+	var e *apperr.Error
+	code, _, msg := apperr.Public(err)
+	w := &wireError{Code: code, Message: msg}
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.RetryAfterMS = e.RetryAfter.Milliseconds()
+	}
+	return w
+}
+
+// publish stores the outcome (once: a second run of the same job finds it
+// stored and publishes nothing) and notifies the waiter.
+func publish(ctx context.Context, rc redis.UniversalClient, k keys, id string, o outcome, deadline time.Time) error {
+	msg, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("jobwait: encode outcome: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	ttl := time.Until(deadline) + resultLinger
+	stored, err := rc.SetNX(pctx, k.result(id), msg, ttl).Result()
+	if err != nil {
+		return fmt.Errorf("jobwait: store outcome: %w", err)
+	}
+	if !stored {
+		return nil
+	}
+	if err := rc.Publish(pctx, k.channel(id), msg).Err(); err != nil {
+		// The waiter finds the stored outcome by polling.
+		return fmt.Errorf("jobwait: publish outcome: %w", err)
+	}
+	return nil
+}

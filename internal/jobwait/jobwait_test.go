@@ -1,0 +1,143 @@
+package jobwait_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/jobwait"
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+type echoArgs struct {
+	Say   string        `json:"say"`
+	Sleep time.Duration `json:"sleep"`
+	Fail  string        `json:"fail"`
+}
+
+func (echoArgs) Kind() string { return "jobwait_test_echo" }
+
+// serve runs an asynq server on env's lookup queue with fn behind Handler.
+func serve(t *testing.T, env testkit.RedisEnv, fn jobwait.HandlerFunc) {
+	t.Helper()
+	srv := asynq.NewServerFromRedisClient(env.Client, asynq.Config{
+		Concurrency: 4, Queues: map[string]int{env.Queues.Lookup: 1},
+		TaskCheckInterval: 5 * time.Millisecond, LogLevel: asynq.FatalLevel,
+	})
+	mux := asynq.NewServeMux()
+	mux.Handle(echoArgs{}.Kind(), jobwait.Handler(env.Client, env.Prefix, fn))
+	if err := srv.Start(mux); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+}
+
+func echo(ctx context.Context, task *asynq.Task) (json.RawMessage, error) {
+	var a echoArgs
+	if err := json.Unmarshal(task.Payload(), &a); err != nil {
+		return nil, err
+	}
+	if a.Fail != "" {
+		return nil, apperr.RateLimitedAfter(3*time.Second, "%s", a.Fail)
+	}
+	return json.Marshal(map[string]string{"said": a.Say})
+}
+
+func newWaiter(t *testing.T, env testkit.RedisEnv) *jobwait.Waiter {
+	w := jobwait.NewWaiter(env.Client, env.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(w.Close)
+	return w
+}
+
+func TestDoReturnsResultAndErrors(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	serve(t, env, echo)
+	w := newWaiter(t, env)
+	ctx := context.Background()
+	job := func(a echoArgs) jobwait.Job {
+		return jobwait.Job{Args: a, Queue: env.Queues.Lookup, Deadline: time.Now().Add(10 * time.Second)}
+	}
+
+	got, err := w.Do(ctx, job(echoArgs{Say: "hi"}))
+	if err != nil || string(got) != `{"said":"hi"}` {
+		t.Fatalf("Do = %s, %v", got, err)
+	}
+	_, err = w.Do(ctx, job(echoArgs{Fail: "slow down"}))
+	var e *apperr.Error
+	if !apperr.Is(err, apperr.RateLimited) || !errors.As(err, &e) || e.Message != "slow down" || e.RetryAfter != 3*time.Second {
+		t.Fatalf("Do of a failing job = %v, want rate_limited 'slow down' retry 3s", err)
+	}
+}
+
+// TestDeadlineCancelsWorker: past the deadline Do answers 504 and the
+// handler's context ends at that same moment, not at asynq's whole second.
+func TestDeadlineCancelsWorker(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	stoppedAt := make(chan time.Time, 1)
+	serve(t, env, func(ctx context.Context, _ *asynq.Task) (json.RawMessage, error) {
+		<-ctx.Done()
+		stoppedAt <- time.Now()
+		return nil, ctx.Err()
+	})
+	w := newWaiter(t, env)
+	deadline := time.Now().Add(700 * time.Millisecond)
+	_, err := w.Do(context.Background(), jobwait.Job{Args: echoArgs{}, Queue: env.Queues.Lookup, Deadline: deadline})
+	answered := time.Now()
+	if !apperr.Is(err, apperr.Timeout) {
+		t.Fatalf("Do past its deadline = %v, want timeout", err)
+	}
+	if answered.Before(deadline) {
+		t.Fatalf("Do answered %v before its deadline", deadline.Sub(answered))
+	}
+	select {
+	case at := <-stoppedAt:
+		if d := at.Sub(deadline); d < 0 || d > 200*time.Millisecond {
+			t.Fatalf("the handler's context ended %v after the deadline, want at it", d)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the handler's context never ended")
+	}
+}
+
+// TestPollingFallback: with no pub/sub listener the result is still found.
+func TestPollingFallback(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	serve(t, env, echo)
+	w := jobwait.NewWaiter(env.Client, env.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w.Close()
+	got, err := w.Do(context.Background(), jobwait.Job{Args: echoArgs{Say: "polled"}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(5 * time.Second)})
+	if err != nil || string(got) != `{"said":"polled"}` {
+		t.Fatalf("Do without pub/sub = %s, %v", got, err)
+	}
+}
+
+// TestUnreachableRedisIs502 enqueues to a port where nothing listens.
+func TestUnreachableRedisIs502(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer rc.Close()
+	w := jobwait.NewWaiter(rc, "x:", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer w.Close()
+	_, err = w.Do(context.Background(), jobwait.Job{Args: echoArgs{}, Queue: "q", Deadline: time.Now().Add(5 * time.Second)})
+	if apperr.Status(apperr.CodeOf(err)) != 502 {
+		t.Fatalf("Do with Redis down = %v, want 502", err)
+	}
+}
