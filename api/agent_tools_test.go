@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
+	"github.com/appruntime/appruntime/worker"
 )
 
 // component is a loopback component integration: it verifies every
@@ -96,6 +98,19 @@ func (cp *component) seen() ([]agenttool.IdentityClaims, []string) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	return append([]agenttool.IdentityClaims(nil), cp.claims...), append([]string(nil), cp.apiKeys...)
+}
+
+// startWorker runs a worker on the API's platform, so that tool calls run
+// on the lookup queue as in production.
+func startWorker(t *testing.T, a *testAPI) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.New(a.P).Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
 }
 
 // declare saves an agent tool and returns its id.
@@ -183,6 +198,7 @@ func TestAgentToolCallAppTarget(t *testing.T) {
 	a := newTestAPI(t)
 	tn := testkit.NewTenant(t, a.Store.DB)
 	cp := newComponent(t, a, tn)
+	startWorker(t, a)
 	declare(t, a, tn, appTool("lookup", cp.id, "/tools/lookup"))
 	taskID := newTask(t, a, tn)
 
@@ -225,6 +241,7 @@ func TestAgentToolCallURLTargetToPrivateAddressRefused(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, func(c *config.Config) { c.OutboundAllow = nil })
 	tn := testkit.NewTenant(t, a.Store.DB)
+	startWorker(t, a)
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)
@@ -287,6 +304,7 @@ func TestPendingInputRacingClicksResumeOnce(t *testing.T) {
 	a := newTestAPI(t)
 	tn := testkit.NewTenant(t, a.Store.DB)
 	cp := newComponent(t, a, tn)
+	startWorker(t, a)
 	taskID, callID := parkOnCard(t, a, tn, cp)
 
 	const clicks = 20
@@ -346,6 +364,7 @@ func TestPendingInputButtonWithoutTarget(t *testing.T) {
 	a := newTestAPI(t)
 	tn := testkit.NewTenant(t, a.Store.DB)
 	cp := newComponent(t, a, tn)
+	startWorker(t, a)
 	taskID, callID := parkOnCard(t, a, tn, cp)
 	r := a.call(t, "POST", buttonPath(taskID, callID, "skip"), tn.HostToken, nil)
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
@@ -366,6 +385,7 @@ func TestPendingInputFailingTargetStaysParked(t *testing.T) {
 	a := newTestAPI(t)
 	tn := testkit.NewTenant(t, a.Store.DB)
 	cp := newComponent(t, a, tn)
+	startWorker(t, a)
 	taskID, callID := parkOnCard(t, a, tn, cp)
 	r := a.call(t, "POST", buttonPath(taskID, callID, "broken"), tn.HostToken, nil)
 	require.Equal(t, 502, r.Status, "%s", r.Raw)

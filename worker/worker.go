@@ -33,6 +33,7 @@ func New(p *platform.Platform) *Worker {
 func (w *Worker) register() {
 	w.registerEvents()
 	w.registerMaintenance()
+	w.registerAgentTools()
 }
 
 // Run processes jobs until ctx is done, then stops taking new jobs and waits

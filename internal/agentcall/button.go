@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -70,14 +71,9 @@ func (s *Service) Click(ctx context.Context, who Clicker, taskID, callID, button
 	if run.Result != nil {
 		reply = *run.Result
 	} else {
-		var agent models.Agent
-		if err := db.Where("id = ?", t.AgentID).Take(&agent).Error; err != nil {
-			runErr = store.NotFound(err, "agentcall: find agent", "agent")
-		} else {
-			identity := agenttool.IdentityClaims{WorkspaceID: t.WorkspaceID, AgentID: t.AgentID, TaskID: t.ID,
-				ToolCallID: call.ID, Tool: call.Name, UserID: who.UserID}
-			reply, _, runErr = s.dispatch(ctx, *run.Target, run.Button.Input, identity, agent)
-		}
+		var out Outcome
+		out, runErr = s.run(ctx, jobs.AgentToolCall{ToolCallID: call.ID, ButtonID: buttonID, UserID: who.UserID})
+		reply = out.Reply
 	}
 	ctx = context.WithoutCancel(ctx)
 	if runErr != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -131,10 +132,6 @@ func (s *Service) Call(ctx context.Context, c task.Caller, taskID string, in Cal
 	if err := decl.CheckInput(input); err != nil {
 		return CallView{}, err
 	}
-	var agent models.Agent
-	if err := db.Where("id = ?", c.AgentID).Take(&agent).Error; err != nil {
-		return CallView{}, store.NotFound(err, "agentcall: find agent", "agent")
-	}
 
 	now := time.Now().UTC()
 	step := models.Step{ID: models.NewID(), TaskID: t.ID, Kind: models.StepAgentTool, Status: models.StepRunning,
@@ -154,44 +151,14 @@ func (s *Service) Call(ctx context.Context, c task.Caller, taskID string, in Cal
 		return CallView{}, err
 	}
 
-	identity := agenttool.IdentityClaims{WorkspaceID: c.WorkspaceID, AgentID: c.AgentID, TaskID: t.ID, ToolCallID: call.ID, Tool: decl.Name}
-	reply, producer, callErr := s.dispatch(ctx, decl.Target, input, identity, agent)
-	if err := s.finishCall(context.WithoutCancel(ctx), c, &call, &step, decl, reply, producer, callErr); err != nil {
+	out, callErr := s.run(ctx, jobs.AgentToolCall{ToolCallID: call.ID})
+	if err := s.finishCall(context.WithoutCancel(ctx), c, &call, &step, decl, out.Reply, out.Producer, callErr); err != nil {
 		return CallView{}, err
 	}
 	if callErr != nil {
 		return CallView{}, callErr
 	}
 	return ViewOf(call), nil
-}
-
-// dispatch runs a target within the deadline: an expired deadline is a 504.
-func (s *Service) dispatch(ctx context.Context, target agenttool.Target, input json.RawMessage, id agenttool.IdentityClaims, agent models.Agent) (agenttool.Reply, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.deadline)
-	defer cancel()
-	call := agenttool.Call{Target: target, Input: input, Identity: id, Agent: agent, Check: s.checkOptions(id.WorkspaceID)}
-	producer := ""
-	if target.Type == agenttool.TargetApp {
-		if s.components == nil {
-			return agenttool.Reply{}, "", apperr.NotImplementedf("app targets are not available on this deployment")
-		}
-		comp, err := s.components.Component(ctx, id.WorkspaceID, target.Component)
-		if apperr.Is(err, apperr.NotFound) {
-			return agenttool.Reply{}, "", apperr.Conflictf("the tool's component no longer exists; fix the tool in the admin API")
-		}
-		if err != nil {
-			return agenttool.Reply{}, "", err
-		}
-		call.Component, producer = &comp, comp.ID
-	}
-	if s.dispatcher == nil {
-		return agenttool.Reply{}, "", apperr.NotImplementedf("agent tools cannot run on this deployment")
-	}
-	reply, err := s.dispatcher.Dispatch(ctx, call)
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return reply, producer, apperr.Wrap(err, apperr.Timeout, "the tool did not finish within %s", s.deadline)
-	}
-	return reply, producer, err
 }
 
 // finishCall records a call's outcome: the call, its step and a tool_call

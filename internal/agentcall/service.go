@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/appruntime/appruntime/internal/agenttool"
+	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
 )
@@ -19,6 +20,8 @@ type Service struct {
 	log          *slog.Logger
 	afterRelease func(ctx context.Context)
 	deadline     time.Duration
+	jobs         *jobwait.Waiter
+	queue        string
 }
 
 // Options are what a Service is built from.
@@ -35,12 +38,17 @@ type Options struct {
 	// Deadline bounds one tool call or one button's target, from dispatch
 	// to result: jobs.LookupDeadline when zero (a tool call is a lookup).
 	Deadline time.Duration
+	// Jobs runs targets on the worker fleet's Queue (the lookup queue) and
+	// waits for them, as /run does; nil runs them in this process within
+	// the same deadline.
+	Jobs  *jobwait.Waiter
+	Queue string
 }
 
 // NewService returns a Service.
 func NewService(o Options) *Service {
 	s := &Service{st: o.Store, components: o.Components, dispatcher: o.Dispatcher, log: o.Log,
-		afterRelease: o.AfterRelease, deadline: o.Deadline}
+		afterRelease: o.AfterRelease, deadline: o.Deadline, jobs: o.Jobs, queue: o.Queue}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

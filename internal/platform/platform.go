@@ -19,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/outbox"
@@ -108,6 +109,9 @@ type Platform struct {
 	// Identity mints the identity tokens of agent tools' app targets and
 	// publishes their keys (JWKS); its ring is derived from SESSION_KEYS.
 	Identity *agenttool.IdentitySigner
+	// RunJobs enqueues jobs the API waits for (agent tool calls on the
+	// lookup queue) and waits for their outcomes.
+	RunJobs *jobwait.Waiter
 	// AgentCalls saves agent tool declarations and runs their calls and
 	// pending-input buttons.
 	AgentCalls *agentcall.Service
@@ -192,8 +196,10 @@ func (p *Platform) buildAgentTools() error {
 		Allow: o.Config.OutboundAllow, Signer: p.Identity, Log: o.Log,
 		Builtins: tool.Set{models.BaseTranslateText: translate.New(engine)},
 	})
+	p.RunJobs = jobwait.NewWaiter(o.Redis, o.KeyPrefix, o.Log)
+	p.onClose(p.RunJobs.Close)
 	p.AgentCalls = agentcall.NewService(agentcall.Options{
-		Store: o.Store, Dispatcher: dispatcher, Log: o.Log,
+		Store: o.Store, Dispatcher: dispatcher, Log: o.Log, Jobs: p.RunJobs, Queue: o.Queues.Lookup,
 		Components:   agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(o.Store.DB), Box: p.Secrets},
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 	})
