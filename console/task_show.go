@@ -102,4 +102,3 @@ func (s *server) showTask(c *fiber.Ctx) error {
 // agent's app assets (served by this console, each under its own sandboxed
 // no-network policy) and tool results' embedUrl pages (absolute https).
 var taskCSP = strings.Replace(pageCSP, "frame-src 'none'", "frame-src 'self' https:", 1)
-

@@ -55,10 +55,12 @@ type wireError struct {
 // keys names the Redis keys and channels under a prefix.
 type keys string
 
-func (k keys) channelPattern() string     { return string(k) + "jobwait:done:*" }
-func (k keys) channel(id string) string   { return string(k) + "jobwait:done:" + id }
-func (k keys) result(id string) string    { return string(k) + "jobwait:result:" + id }
-func (k keys) idOf(channel string) string { return strings.TrimPrefix(channel, string(k)+"jobwait:done:") }
+func (k keys) channelPattern() string   { return string(k) + "jobwait:done:*" }
+func (k keys) channel(id string) string { return string(k) + "jobwait:done:" + id }
+func (k keys) result(id string) string  { return string(k) + "jobwait:result:" + id }
+func (k keys) idOf(channel string) string {
+	return strings.TrimPrefix(channel, string(k)+"jobwait:done:")
+}
 
 // Waiter enqueues jobs and waits for their results. One per process; it
 // keeps one pub/sub connection for every wait. Safe for concurrent use.
