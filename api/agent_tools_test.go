@@ -275,6 +275,25 @@ func parkOnCard(t *testing.T, a *testAPI, tn testkit.Tenant, cp *component) (tas
 	return taskID, callID
 }
 
+// parkedTask is an API with a worker, a component, and a task parked on
+// the connect tool's card.
+type parkedTask struct {
+	a              *testAPI
+	tn             testkit.Tenant
+	cp             *component
+	taskID, callID string
+}
+
+func newParkedTask(t *testing.T) parkedTask {
+	t.Helper()
+	a := newTestAPI(t)
+	tn := testkit.NewTenant(t, a.Store.DB)
+	cp := newComponent(t, a, tn)
+	startWorker(t, a)
+	taskID, callID := parkOnCard(t, a, tn, cp)
+	return parkedTask{a: a, tn: tn, cp: cp, taskID: taskID, callID: callID}
+}
+
 // resumeEvents counts the resume events written for a task.
 func resumeEvents(t *testing.T, a *testAPI, taskID string) int {
 	t.Helper()
@@ -301,11 +320,8 @@ func buttonPath(taskID, callID, button string) string {
 // button with a target run it once and resume the task once.
 func TestPendingInputRacingClicksResumeOnce(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t)
-	tn := testkit.NewTenant(t, a.Store.DB)
-	cp := newComponent(t, a, tn)
-	startWorker(t, a)
-	taskID, callID := parkOnCard(t, a, tn, cp)
+	pt := newParkedTask(t)
+	a, tn, cp, taskID, callID := pt.a, pt.tn, pt.cp, pt.taskID, pt.callID
 
 	const clicks = 20
 	statuses := make([]int, clicks)
@@ -361,11 +377,8 @@ func TestPendingInputRacingClicksResumeOnce(t *testing.T) {
 // TestPendingInputButtonWithoutTarget: its input is the tool result.
 func TestPendingInputButtonWithoutTarget(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t)
-	tn := testkit.NewTenant(t, a.Store.DB)
-	cp := newComponent(t, a, tn)
-	startWorker(t, a)
-	taskID, callID := parkOnCard(t, a, tn, cp)
+	pt := newParkedTask(t)
+	a, tn, cp, taskID, callID := pt.a, pt.tn, pt.cp, pt.taskID, pt.callID
 	r := a.call(t, "POST", buttonPath(taskID, callID, "skip"), tn.HostToken, nil)
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
 	require.Equal(t, `{"answer":"skipped"}`, r.Body["result"].(map[string]any)["content"])
@@ -382,11 +395,8 @@ func TestPendingInputButtonWithoutTarget(t *testing.T) {
 // stays parked, nothing resumes, and the card still takes a click.
 func TestPendingInputFailingTargetStaysParked(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t)
-	tn := testkit.NewTenant(t, a.Store.DB)
-	cp := newComponent(t, a, tn)
-	startWorker(t, a)
-	taskID, callID := parkOnCard(t, a, tn, cp)
+	pt := newParkedTask(t)
+	a, tn, cp, taskID, callID := pt.a, pt.tn, pt.cp, pt.taskID, pt.callID
 	r := a.call(t, "POST", buttonPath(taskID, callID, "broken"), tn.HostToken, nil)
 	require.Equal(t, 502, r.Status, "%s", r.Raw)
 	require.NotContains(t, string(r.Raw), "upstream secret detail")

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -15,19 +13,6 @@ import (
 	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/models"
 )
-
-// waitFor polls until the element's text satisfies the JS condition on t.
-func waitFor(sel, cond string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector('`+strings.ReplaceAll(sel, "'", `\'`)+`'); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
-		chromedp.WithPollingTimeout(15*time.Second))
-}
-
-func evalIn[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	out, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	require.NoError(t, err)
-	return out
-}
 
 // TestAppBlocksOnTheTaskPage runs a real MCP App (internal/appblock's
 // fixture, built from the published @modelcontextprotocol/ext-apps) as an
@@ -84,70 +69,68 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 	sel := func(i int) string { return `section[data-asset="` + assets[i] + `"]` }
 
 	// Nothing runs before Run; the person's confirmations are recorded and declined.
-	require.Equal(t, 0, evalIn[int](t, ctx, `document.querySelectorAll("iframe").length`))
-	require.Equal(t, "App A", evalIn[string](t, ctx, `document.querySelector('`+sel(0)+` .app-title').textContent`))
+	require.Equal(t, 0, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.Equal(t, "App A", browser.Eval[string](t, ctx, `document.querySelector('`+sel(0)+` .app-title').textContent`))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
 		`window.confirmAsked = []; window.confirm = (m) => { window.confirmAsked.push(m); return false; }`)))
 
 	// Run App A: the handshake, then the tool input and result.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel(0)+` button.app-run`))))
+	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assets[0])))
 	frameA := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[0])
 	require.NoError(t, chromedp.Do(frameA,
-		waitFor("#result", `t === "14:32 +07:00"`),
-		waitFor("#status", `t === "connected to appruntime"`),
-		waitFor("#structured", `t === 'structured: {"hour":14}'`),
+		browser.WaitText("#result", `t === "14:32 +07:00"`),
+		browser.WaitText("#status", `t === "connected to appruntime"`),
+		browser.WaitText("#structured", `t === 'structured: {"hour":14}'`),
 	))
 
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#fetch")),
-		waitFor("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
+		browser.WaitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
 	))
 
 	// An open-link to http://127.0.0.1 is refused without asking the person.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#open")),
-		waitFor("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
+		browser.WaitText("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
 	))
-	require.Equal(t, 0, evalIn[int](t, ctx, `window.confirmAsked.length`))
+	require.Equal(t, 0, browser.Eval[int](t, ctx, `window.confirmAsked.length`))
 
 	// ui/message fills the composer and sends nothing; tools/call is refused.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#message")),
-		waitFor("#message-status", `t === "message: accepted"`),
+		browser.WaitText("#message-status", `t === "message: accepted"`),
 		chromedp.Click(chromedp.CSS("#tool")),
-		waitFor("#tool-status", `t.startsWith("tools/call: refused: ")`),
+		browser.WaitText("#tool-status", `t.startsWith("tools/call: refused: ")`),
 	))
-	require.Equal(t, "Hello from the app", evalIn[string](t, ctx, `document.getElementById("composer").value`))
+	require.Equal(t, "Hello from the app", browser.Eval[string](t, ctx, `document.getElementById("composer").value`))
 	var messages int64
 	require.NoError(t, s.Store.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", tk.ID, models.FeedUserMessage).Count(&messages).Error)
 	require.Zero(t, messages, "ui/message sends nothing")
 
 	// Run App B: an https link asks the person (who declines here).
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel(1)+` button.app-run`))))
+	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assets[1])))
 	frameB := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[1])
 	require.NoError(t, chromedp.Do(frameB,
-		waitFor("#result", `t === "result B"`),
+		browser.WaitText("#result", `t === "result B"`),
 		chromedp.Click(chromedp.CSS("#open")),
-		waitFor("#open-status", `t === "open-link: refused https://example.com/docs"`),
+		browser.WaitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
 	))
-	asked := evalIn[[]string](t, ctx, `window.confirmAsked`)
+	asked := browser.Eval[[]string](t, ctx, `window.confirmAsked`)
 	require.Len(t, asked, 1)
 	require.Contains(t, asked[0], "https://example.com/docs")
 
 	// A third app stops the oldest, which shows its Run control again.
-	require.Equal(t, 2, evalIn[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.Equal(t, 2, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
 	require.NoError(t, chromedp.Do(ctx,
-		// A script click: the frames above resize as their apps start,
-		// which can move the button under a pointer click.
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('`+sel(2)+` button.app-run').click()`),
+		browser.RunApp(assets[2]),
 		chromedp.WaitVisible(chromedp.CSS(sel(0)+` button.app-run`)),
 	))
 	frameC := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[2])
-	require.NoError(t, chromedp.Do(frameC, waitFor("#result", `t === "result C"`)))
+	require.NoError(t, chromedp.Do(frameC, browser.WaitText("#result", `t === "result C"`)))
 	require.Equal(t, []string{"stopped", "running", "running"},
-		evalIn[[]string](t, ctx, `[...document.querySelectorAll("section.app-block")].map(s => s.dataset.state)`))
-	require.Equal(t, 2, evalIn[int](t, ctx, `document.querySelectorAll("iframe").length`))
+		browser.Eval[[]string](t, ctx, `[...document.querySelectorAll("section.app-block")].map(s => s.dataset.state)`))
+	require.Equal(t, 2, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
 
 	// The person sends the composer's text: a task event the agent reads.
 	require.NoError(t, chromedp.Do(ctx,

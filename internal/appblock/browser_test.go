@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,33 +86,11 @@ func (s *hostServer) assetFetches() int {
 	return n
 }
 
-// waitText polls until the element's text satisfies the JS condition on t.
-func waitText(sel, cond string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector(`+quoteJS(sel)+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
-		chromedp.WithPollingTimeout(15*time.Second))
-}
-
-// runApp presses an app block's Run control. It clicks through the DOM, not
-// at the button's coordinates: a running app above it may still be resizing
-// its frame (a slow machine), which moves the button under a mouse click.
-func runApp(asset string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](`document.querySelector('section[data-asset="` + asset + `"] button.app-run').click()`)
-}
-
-func quoteJS(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
-
 func textOf(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	require.NoError(t, err)
 	return text
-}
-
-func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	out, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	require.NoError(t, err)
-	return out
 }
 
 // TestMCPAppInTheBrowser runs the fixture MCP App (built from the published
@@ -134,23 +111,23 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	))
 
 	// Nothing runs before Run: no frame, no asset fetched.
-	require.Equal(t, 0, evalJS[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.Equal(t, 0, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
 	require.Equal(t, "App A", textOf(t, ctx, `section[data-asset="`+assetA+`"] .app-title`))
 	require.Equal(t, 0, srv.assetFetches(), "no asset is fetched before Run")
 
 	// The link policy of the module answers the shared table as the Go one does.
 	lt := readLinkTable(t)
 	for _, c := range lt.Cases {
-		reason := evalJS[string](t, ctx, `MCPHost.checkLink(`+jsString(t, c.URL)+`, `+jsStrings(t, lt.OwnOrigins)+`)`)
+		reason := browser.Eval[string](t, ctx, `MCPHost.checkLink(`+jsString(t, c.URL)+`, `+jsStrings(t, lt.OwnOrigins)+`)`)
 		require.Equal(t, c.OK, reason == "", "checkLink(%q) = %q (%s)", c.URL, reason, c.Why)
 	}
 
 	// Run App A: the handshake, then the tool input and result.
-	require.NoError(t, chromedp.Do(ctx, runApp(assetA)))
+	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assetA)))
 	frameA := browser.Frame(t, ctx, srv.URL+"/assets/"+assetA)
 	require.NoError(t, chromedp.Do(frameA,
-		waitText("#result", `t === "14:32 +07:00"`),
-		waitText("#status", `t === "connected to appruntime"`),
+		browser.WaitText("#result", `t === "14:32 +07:00"`),
+		browser.WaitText("#status", `t === "connected to appruntime"`),
 	))
 	require.Equal(t, `structured: {"hour":14}`, textOf(t, frameA, "#structured"), "structured_content arrives as structuredContent")
 	require.Equal(t, `input: {"link":"http://127.0.0.1/"}`, textOf(t, frameA, "#input"))
@@ -159,64 +136,64 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#fetch")),
-		waitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
+		browser.WaitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
 	))
 
 	// An open-link to http://127.0.0.1 is refused without asking the person.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#open")),
-		waitText("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
+		browser.WaitText("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
 	))
-	require.Equal(t, 0, evalJS[int](t, ctx, `window.confirmAsked.length`), "a refused link is never offered")
+	require.Equal(t, 0, browser.Eval[int](t, ctx, `window.confirmAsked.length`), "a refused link is never offered")
 	require.Equal(t, "only https links may be opened",
-		evalJS[string](t, ctx, `window.hostEvents.find(e => e.name === "open-link-refused").reason`))
+		browser.Eval[string](t, ctx, `window.hostEvents.find(e => e.name === "open-link-refused").reason`))
 
 	// ui/message fills the composer and sends nothing; tools/call is refused.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#message")),
-		waitText("#message-status", `t === "message: accepted"`),
+		browser.WaitText("#message-status", `t === "message: accepted"`),
 		chromedp.Click(chromedp.CSS("#tool")),
-		waitText("#tool-status", `t.startsWith("tools/call: refused: ") && t.includes("not supported")`),
+		browser.WaitText("#tool-status", `t.startsWith("tools/call: refused: ") && t.includes("not supported")`),
 	))
-	require.Equal(t, "Hello from the app", evalJS[string](t, ctx, `document.getElementById("composer").value`))
+	require.Equal(t, "Hello from the app", browser.Eval[string](t, ctx, `document.getElementById("composer").value`))
 
 	// A message that is not from an app's own frame is not heard.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.postMessage({jsonrpc: "2.0", id: 99, method: "ui/message",
 		params: {role: "user", content: [{type: "text", text: "forged"}]}}, "*")`)))
 	time.Sleep(300 * time.Millisecond)
-	require.Equal(t, "Hello from the app", evalJS[string](t, ctx, `document.getElementById("composer").value`))
-	require.Equal(t, 1, evalJS[int](t, ctx, `window.hostEvents.filter(e => e.name === "message").length`))
+	require.Equal(t, "Hello from the app", browser.Eval[string](t, ctx, `document.getElementById("composer").value`))
+	require.Equal(t, 1, browser.Eval[int](t, ctx, `window.hostEvents.filter(e => e.name === "message").length`))
 
 	// Size changes are honoured up to 70 % of the viewport.
 	require.NoError(t, chromedp.Do(frameA, chromedp.Click(chromedp.CSS("#grow"))))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](
 		`window.hostEvents.some(e => e.name === "size" && e.height === Math.floor(window.innerHeight * 0.7))`,
 		chromedp.WithPollingTimeout(15*time.Second))))
-	require.Equal(t, evalJS[int](t, ctx, `Math.floor(window.innerHeight * 0.7)`),
-		evalJS[int](t, ctx, `document.querySelector('section[data-asset="`+assetA+`"] iframe').getBoundingClientRect().height | 0`))
+	require.Equal(t, browser.Eval[int](t, ctx, `Math.floor(window.innerHeight * 0.7)`),
+		browser.Eval[int](t, ctx, `document.querySelector('section[data-asset="`+assetA+`"] iframe').getBoundingClientRect().height | 0`))
 
 	// Run App B: an https link asks the person (who declines here).
-	require.NoError(t, chromedp.Do(ctx, runApp(assetB)))
+	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assetB)))
 	frameB := browser.Frame(t, ctx, srv.URL+"/assets/"+assetB)
 	require.NoError(t, chromedp.Do(frameB,
-		waitText("#result", `t === "result B"`),
+		browser.WaitText("#result", `t === "result B"`),
 		chromedp.Click(chromedp.CSS("#open")),
-		waitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
+		browser.WaitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
 	))
-	require.Equal(t, []string{"https://example.com/docs"}, evalJS[[]string](t, ctx, `window.confirmAsked`))
+	require.Equal(t, []string{"https://example.com/docs"}, browser.Eval[[]string](t, ctx, `window.confirmAsked`))
 
 	// A third app stops the oldest, which shows its Run control again.
-	require.Equal(t, 2, evalJS[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.Equal(t, 2, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
 	require.NoError(t, chromedp.Do(ctx,
-		runApp(assetC),
+		browser.RunApp(assetC),
 		chromedp.WaitVisible(chromedp.CSS(`section[data-asset="`+assetA+`"] button.app-run`)),
 	))
 	frameC := browser.Frame(t, ctx, srv.URL+"/assets/"+assetC)
-	require.NoError(t, chromedp.Do(frameC, waitText("#result", `t === "result C"`)))
-	states := evalJS[[]string](t, ctx, `[...document.querySelectorAll("section.app-block")].map(s => s.dataset.state)`)
+	require.NoError(t, chromedp.Do(frameC, browser.WaitText("#result", `t === "result C"`)))
+	states := browser.Eval[[]string](t, ctx, `[...document.querySelectorAll("section.app-block")].map(s => s.dataset.state)`)
 	require.Equal(t, []string{"stopped", "running", "running"}, states)
-	require.Equal(t, 0, evalJS[int](t, ctx, `document.querySelectorAll('section[data-asset="`+assetA+`"] iframe').length`))
-	require.Equal(t, 2, evalJS[int](t, ctx, `document.querySelectorAll("iframe").length`))
+	require.Equal(t, 0, browser.Eval[int](t, ctx, `document.querySelectorAll('section[data-asset="`+assetA+`"] iframe').length`))
+	require.Equal(t, 2, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
 }
 
 func jsString(t *testing.T, s string) string {

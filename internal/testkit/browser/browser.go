@@ -87,3 +87,28 @@ func Frame(t *testing.T, ctx context.Context, urlPrefix string) context.Context 
 	t.Cleanup(cancel)
 	return frame
 }
+
+// WaitText polls (up to 15 s) until the text t of the element sel (a CSS
+// selector) satisfies the JavaScript condition cond, such as
+// `t === "ready"`.
+func WaitText(sel, cond string) chromedp.Action[chromedp.Void] {
+	quoted := "'" + strings.ReplaceAll(sel, "'", `\'`) + "'"
+	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector(`+quoted+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
+		chromedp.WithPollingTimeout(15*time.Second))
+}
+
+// Eval evaluates the JavaScript expression expr in ctx and returns its value.
+func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err)
+	return out
+}
+
+// RunApp presses the Run control of the app block (mcphost.js) of asset.
+// It clicks through the DOM, not at the button's coordinates: a running app
+// above it may still be resizing its frame (a slow machine), which moves
+// the button under a mouse click.
+func RunApp(asset string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector('section[data-asset="` + asset + `"] button.app-run').click()`)
+}
