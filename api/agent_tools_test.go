@@ -40,18 +40,18 @@ func newComponent(t *testing.T, a *testAPI, tn testkit.Tenant) *component {
 	cp.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, body := fetch(t, a.URL+"/.well-known/jwks.json")
 		if res.StatusCode != 200 {
-			http.Error(w, "no jwks", 500)
+			http.Error(w, "no jwks", http.StatusInternalServerError)
 			return
 		}
 		var set agenttool.JWKS
 		if err := json.Unmarshal(body, &set); err != nil {
-			http.Error(w, err.Error(), 500)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		claims, err := agenttool.VerifyIdentity(tok, set, a.URL, cp.id)
 		if !ok || err != nil {
-			http.Error(w, "bad identity", 401)
+			http.Error(w, "bad identity", http.StatusUnauthorized)
 			return
 		}
 		cp.mu.Lock()
@@ -75,7 +75,7 @@ func newComponent(t *testing.T, a *testAPI, tn testkit.Tenant) *component {
 			_, _ = w.Write([]byte(`{"content": "connected with ` + jsonEscape(string(in)) + `"}`))
 		case "/oauth/fail":
 			cp.failures.Add(1)
-			http.Error(w, "upstream secret detail", 500)
+			http.Error(w, "upstream secret detail", http.StatusInternalServerError)
 		default:
 			http.NotFound(w, r)
 		}
