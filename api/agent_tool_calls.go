@@ -11,7 +11,20 @@ import (
 // buttons of their pending-input cards (host token).
 func (s *server) agentToolCallRoutes(app *fiber.App) {
 	app.Post("/api/agent/tasks/:id/tool-calls", s.requireToken(models.ScopeAgent), s.callAgentTool)
+	app.Get("/api/tasks/:id/tool-calls", s.requireToken(models.ScopeHost), s.listTaskToolCalls)
 	app.Post("/api/tasks/:id/tool-calls/:call/buttons/:button", s.requireToken(models.ScopeHost), s.clickToolCallButton)
+}
+
+// listTaskToolCalls answers GET /api/tasks/:id/tool-calls (host token):
+// the task's tool calls with their results (markdown rendered safely in
+// result.html) and their pending-input cards, which the host shows and
+// answers through the buttons route.
+func (s *server) listTaskToolCalls(c *fiber.Ctx) error {
+	list, err := s.AgentCalls.TaskCalls(c.UserContext(), principalOf(c).WorkspaceID, c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"tool_calls": list})
 }
 
 // callAgentTool answers POST /api/agent/tasks/:id/tool-calls {"name",

@@ -379,7 +379,16 @@ func TestPendingInputButtonWithoutTarget(t *testing.T) {
 	t.Parallel()
 	pt := newParkedTask(t)
 	a, tn, cp, taskID, callID := pt.a, pt.tn, pt.cp, pt.taskID, pt.callID
-	r := a.call(t, "POST", buttonPath(taskID, callID, "skip"), tn.HostToken, nil)
+	// The host finds the card among the task's tool calls.
+	r := a.call(t, "GET", "/api/tasks/"+taskID+"/tool-calls", tn.HostToken, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	calls := admList(t, r, "tool_calls")
+	require.Len(t, calls, 1)
+	require.Equal(t, callID, calls[0]["id"])
+	require.Equal(t, "Connect Gmail", calls[0]["pending_input"].(map[string]any)["title"])
+	require.Equal(t, 404, a.call(t, "GET", "/api/tasks/"+taskID+"/tool-calls", testkit.NewTenant(t, a.Store.DB).HostToken, nil).Status)
+
+	r = a.call(t, "POST", buttonPath(taskID, callID, "skip"), tn.HostToken, nil)
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
 	require.Equal(t, `{"answer":"skipped"}`, r.Body["result"].(map[string]any)["content"])
 	require.Zero(t, cp.starts.Load())

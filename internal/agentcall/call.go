@@ -237,6 +237,21 @@ func callerTask(ctx context.Context, db *gorm.DB, c task.Caller, taskID string) 
 	return t, nil
 }
 
+// TaskCalls returns the tool calls of a task of workspaceID, oldest first
+// (a host showing the task: results and the cards it may answer); a task
+// of another workspace is not found.
+func (s *Service) TaskCalls(ctx context.Context, workspaceID, taskID string) ([]CallView, error) {
+	if !models.IsID(taskID) {
+		return nil, apperr.NotFoundf("task not found")
+	}
+	var t models.Task
+	err := s.st.DB.WithContext(ctx).Select("id").Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if err := store.NotFound(err, "agentcall: find task", "task"); err != nil {
+		return nil, err
+	}
+	return s.ListCalls(ctx, t.ID)
+}
+
 // ListCalls returns a task's tool calls, oldest first (the console's task
 // page; the caller checked the task is the workspace's).
 func (s *Service) ListCalls(ctx context.Context, taskID string) ([]CallView, error) {
