@@ -37,13 +37,23 @@ type fixture struct {
 
 func newFixture(t *testing.T, deadline time.Duration, endpoint http.HandlerFunc) fixture {
 	t.Helper()
+	return newFixtureTB(t, deadline, endpoint, true)
+}
+
+// newFixtureTB is newFixture for tests and benchmarks; queued false runs
+// targets in this process (no waiter).
+func newFixtureTB(t testing.TB, deadline time.Duration, endpoint http.HandlerFunc, queued bool) fixture {
+	t.Helper()
 	st := testkit.Schema(t)
 	rd := testkit.Redis(t)
 	tn := testkit.NewTenant(t, st.DB)
 	srv := httptest.NewServer(endpoint)
 	t.Cleanup(srv.Close)
-	waiter := jobwait.NewWaiter(rd.Client, rd.Prefix, quiet)
-	t.Cleanup(waiter.Close)
+	var waiter *jobwait.Waiter
+	if queued {
+		waiter = jobwait.NewWaiter(rd.Client, rd.Prefix, quiet)
+		t.Cleanup(waiter.Close)
+	}
 	svc := agentcall.NewService(agentcall.Options{
 		Store: st, Log: quiet, Deadline: deadline, Jobs: waiter, Queue: rd.Queues.Lookup,
 		Dispatcher: agenttool.NewDispatcher(agenttool.DispatcherOptions{Allow: testkit.Loopback, Log: quiet}),
@@ -61,7 +71,7 @@ func newFixture(t *testing.T, deadline time.Duration, endpoint http.HandlerFunc)
 
 // startLookupWorker serves the lookup queue with the service's handler,
 // as the worker does.
-func (f fixture) startLookupWorker(t *testing.T) {
+func (f fixture) startLookupWorker(t testing.TB) {
 	t.Helper()
 	srv := asynq.NewServerFromRedisClient(f.rd.Client, asynq.Config{Queues: map[string]int{f.rd.Queues.Lookup: 1},
 		Concurrency: 2, TaskCheckInterval: 50 * time.Millisecond, LogLevel: asynq.FatalLevel})
