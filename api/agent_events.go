@@ -6,7 +6,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -27,8 +26,7 @@ func (s *server) listAgentTaskEvents(c *fiber.Ctx) error {
 		}
 		after = n
 	}
-	p := principalOf(c)
-	page, err := review.AgentTaskEvents(c.UserContext(), s.Store.DB, p.WorkspaceID, p.AgentID, c.Params("id"), after)
+	page, err := s.Tasks.Events(c.UserContext(), agentCaller(c), c.Params("id"), after)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
@@ -51,7 +52,7 @@ func TestAgentTaskEventsPaging(t *testing.T) {
 	tn := testkit.NewTenant(t, db)
 	task := newAgentTask(t, db, tn, models.TaskRunning)
 	other := newAgentTask(t, db, tn, models.TaskRunning)
-	const total = review.MaxEventsPerPage + 5
+	const total = feed.MaxEventsPerPage + 5
 	var want []int64
 	for i := range total {
 		ev := models.FeedEvent{TaskID: task.ID, Type: models.FeedAgentAction, Name: fmt.Sprintf("edit_%d", i),
@@ -64,8 +65,8 @@ func TestAgentTaskEventsPaging(t *testing.T) {
 
 	r := a.call(t, "GET", eventsPath(task.ID, ""), tn.AgentToken, nil)
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
-	require.Equal(t, want[:review.MaxEventsPerPage], eventIDs(t, r))
-	require.EqualValues(t, want[review.MaxEventsPerPage-1], r.Body["next_after"])
+	require.Equal(t, want[:feed.MaxEventsPerPage], eventIDs(t, r))
+	require.EqualValues(t, want[feed.MaxEventsPerPage-1], r.Body["next_after"])
 	first := r.Body["events"].([]any)[0].(map[string]any)
 	require.Equal(t, models.FeedAgentAction, first["type"])
 	require.Equal(t, "edit_0", first["name"])
@@ -76,7 +77,7 @@ func TestAgentTaskEventsPaging(t *testing.T) {
 
 	r = a.call(t, "GET", eventsPath(task.ID, fmt.Sprint(r.Body["next_after"])), tn.AgentToken, nil)
 	require.Equal(t, 200, r.Status)
-	require.Equal(t, want[review.MaxEventsPerPage:], eventIDs(t, r))
+	require.Equal(t, want[feed.MaxEventsPerPage:], eventIDs(t, r))
 	last := want[len(want)-1]
 	require.EqualValues(t, last, r.Body["next_after"])
 
@@ -87,7 +88,7 @@ func TestAgentTaskEventsPaging(t *testing.T) {
 	require.Contains(t, string(r.Raw), `"events":[]`)
 
 	r = a.call(t, "GET", eventsPath(task.ID, fmt.Sprint(want[2])), tn.AgentToken, nil)
-	require.Equal(t, want[3:3+review.MaxEventsPerPage], eventIDs(t, r))
+	require.Equal(t, want[3:3+feed.MaxEventsPerPage], eventIDs(t, r))
 }
 
 func TestAgentTaskEventsRefusals(t *testing.T) {

@@ -19,7 +19,7 @@ func (s *server) requireToken(scope string) fiber.Handler {
 		if !ok {
 			return apperr.Unauthenticatedf("a valid %s token is required", scope)
 		}
-		p, err := auth.Verify(c.UserContext(), s.Store.DB, token, scope)
+		p, err := s.Admin.VerifyToken(c.UserContext(), token, scope)
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ import (
 func TestNoRouteReadsABodyBeforeAuthenticating(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t)
-	app := api.New(a.P)
+	app := api.New(a.P.APIServices())
 	ln, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	counted := testkit.CountReads(ln)

@@ -61,7 +61,7 @@ func newTestAPIOn(t *testing.T, st *store.Store, rd testkit.RedisEnv, opts ...ap
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- web.Serve(ctx, api.New(p), ln, 2e9) }()
+	go func() { done <- web.Serve(ctx, api.New(p.APIServices()), ln, 2e9) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

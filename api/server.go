@@ -1,33 +1,64 @@
 package api
 
 import (
-	"context"
+	"log/slog"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/web"
 )
 
+// Services are what the API may touch: the domain services its handlers
+// call, its logger and the checks of /readyz. internal/platform builds them
+// (Platform.APIServices).
+type Services struct {
+	Log *slog.Logger
+	// Health are the dependencies /readyz pings (database, Redis).
+	Health []web.Check
+
+	// Admin administers workspaces, agents, integrations, users and tokens,
+	// and verifies API tokens.
+	Admin *admin.Service
+	// Artifacts mints the sessions a host opens for an app-tool step.
+	Artifacts *artifact.Minter
+	// Bindings saves bindings (admin endpoints).
+	Bindings *binding.Service
+	// Bundles uploads and serves bundle versions.
+	Bundles *bundle.Service
+	// Runtime runs the verbs bundles call.
+	Runtime *runtime.Service
+	// Sessions verifies the bundles' session tokens.
+	Sessions *session.Issuer
+	// Tasks creates agent tasks and pages their events.
+	Tasks *task.Service
+	// Tools saves configured tools.
+	Tools *toolconfig.Service
+}
+
 type server struct {
-	*platform.Platform
+	Services
 }
 
 // New returns the API app with every route mounted.
-func New(p *platform.Platform) *fiber.App {
+func New(svc Services) *fiber.App {
 	app := web.NewApp(web.Options{
-		Name: "api", Logger: p.Log,
+		Name: "api", Logger: svc.Log,
 		BodyLimitFunc: bodyLimit, BodyAfterAuth: true,
 		// Replies carry tokens, secrets and live data: no cache keeps them,
 		// and no browser guesses another type than the one declared. The
 		// bundle route replaces Cache-Control: its URLs name immutable bytes.
 		Headers: [][2]string{{fiber.HeaderCacheControl, "no-store"}, {fiber.HeaderXContentTypeOptions, "nosniff"}},
 	})
-	web.MountHealth(app, p.Log,
-		web.Check{Name: "database", Func: p.Store.Ping},
-		web.Check{Name: "redis", Func: func(ctx context.Context) error { return p.Redis.Ping(ctx).Err() }},
-	)
-	s := &server{Platform: p}
+	web.MountHealth(app, svc.Log, svc.Health...)
+	s := &server{Services: svc}
 	s.routes(app)
 	return app
 }

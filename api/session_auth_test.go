@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/logging"
-	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/web"
@@ -26,13 +25,14 @@ func TestRequireSession(t *testing.T) {
 	st := testkit.Schema(t)
 	rd := testkit.Redis(t)
 	log := logging.New(io.Discard, slog.LevelError)
-	p, err := platform.New(context.Background(), platform.Options{
-		Config: testkit.Config(testkit.DatabaseURL(), testkit.RedisURL()), Log: log,
-		Store: st, Redis: rd.Client, KeyPrefix: rd.Prefix, Queues: rd.Queues,
+	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
+	sessions, err := session.NewIssuer(session.IssuerOptions{
+		Store: st, Redis: rd.Client, KeyPrefix: rd.Prefix,
+		Keys: cfg.SessionKeys, Issuer: cfg.SessionIssuer, Log: log,
 	})
 	require.NoError(t, err)
-	t.Cleanup(p.Close)
-	s := &server{Platform: p}
+	t.Cleanup(sessions.Close)
+	s := &server{Services: Services{Log: log, Sessions: sessions}}
 	app := web.NewApp(web.Options{Name: "api", Logger: log})
 	app.Get("/probe", s.requireSession(), func(c *fiber.Ctx) error { return c.JSON(sessionOf(c)) })
 
@@ -43,7 +43,7 @@ func TestRequireSession(t *testing.T) {
 	require.NoError(t, st.DB.Create(&step).Error)
 	ctx := context.Background()
 	mint := func() (string, session.Claims) {
-		token, claims, err := p.Sessions.Mint(ctx, session.MintInput{
+		token, claims, err := sessions.Mint(ctx, session.MintInput{
 			WorkspaceID: tn.Workspace.ID, TaskID: task.ID, AgentID: tn.Agent.ID, StepID: step.ID,
 			ConfiguredToolID: models.NewID(), BindingID: models.NewID(), UserID: tn.Admin.ID,
 		})
@@ -52,7 +52,7 @@ func TestRequireSession(t *testing.T) {
 	}
 	good, goodClaims := mint()
 	revoked, revokedClaims := mint()
-	require.NoError(t, p.Sessions.Revoke(ctx, revokedClaims.SessionID))
+	require.NoError(t, sessions.Revoke(ctx, revokedClaims.SessionID))
 
 	get := func(t *testing.T, authorization string) (int, map[string]any) {
 		req := httptest.NewRequest("GET", "/probe", nil)

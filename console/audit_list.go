@@ -14,7 +14,7 @@ type auditPage struct {
 
 // listAudit answers GET /audit[?page=…]: who changed what, newest first.
 func (s *server) listAudit(c *fiber.Ctx) error {
-	page, err := audit.List(c.UserContext(), s.Store.DB, adminOf(c).WorkspaceID, pageParam(c))
+	page, err := s.Admin.AuditLog(c.UserContext(), adminOf(c).WorkspaceID, pageParam(c))
 	if err != nil {
 		return err
 	}

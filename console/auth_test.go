@@ -348,6 +348,6 @@ func TestNewNeedsTheCookieKey(t *testing.T) {
 	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
 	cfg.ConsoleKey = nil
 	p, _ := newPlatform(t, cfg)
-	_, err := console.New(p)
+	_, err := console.New(p.ConsoleServices())
 	require.ErrorContains(t, err, "CONSOLE_SESSION_KEY is required")
 }

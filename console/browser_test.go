@@ -35,7 +35,7 @@ func newStack(t *testing.T) *stack {
 	cfg.PublicAPIURL, cfg.BundleBaseURL, cfg.ConsoleURL = s.APIURL, s.APIURL+"/bundles", s.URL
 	s.P, s.Store = newPlatform(t, cfg)
 	s.Tenant = testkit.NewTenant(t, s.Store.DB)
-	serve(t, api.New(s.P), apiLn)
+	serve(t, api.New(s.P.APIServices()), apiLn)
 	serve(t, mustConsole(t, s.P), consoleLn)
 	return s
 }

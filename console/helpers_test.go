@@ -85,7 +85,7 @@ func newPlatform(t *testing.T, cfg *config.Config) (*platform.Platform, *store.S
 
 func mustConsole(t *testing.T, p *platform.Platform) *fiber.App {
 	t.Helper()
-	app, err := console.New(p)
+	app, err := console.New(p.ConsoleServices())
 	require.NoError(t, err)
 	return app
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -56,7 +55,7 @@ func (s *server) login(c *fiber.Ctx) error {
 		return s.renderView(c, fiber.StatusTooManyRequests, "login", view{Title: "Sign in", Data: form,
 			Error: "Too many sign-in attempts. Try again in " + wait + " seconds."})
 	}
-	u, err := auth.CheckPassword(ctx, s.Store.DB, form.Email, postValue(c, "password"))
+	u, err := s.Admin.CheckPassword(ctx, form.Email, postValue(c, "password"))
 	if err == nil && u.Role != models.RoleAdmin {
 		err = errWrongLogin
 	}

@@ -1,28 +1,73 @@
 package console
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/appblock"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
-	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/web"
 )
 
-// server is the console: the platform's services, the parsed pages and the
-// settings of its cookies and content security policy.
+// Services are what the console may touch: the domain services its pages
+// call, its logger, the checks of /readyz, Redis for its own session and
+// sign-in bookkeeping, and its settings. internal/platform builds them
+// (Platform.ConsoleServices).
+type Services struct {
+	Log *slog.Logger
+	// Health are the dependencies /readyz pings (database, Redis).
+	Health []web.Check
+	// Redis keeps ended console sessions and the sign-in throttle, under
+	// KeyPrefix.
+	Redis     *redis.Client
+	KeyPrefix string
+
+	// ConsoleKey signs session cookies and CSRF tokens (Config.ConsoleKey).
+	ConsoleKey []byte
+	// ConsoleURL is where the console is served (https marks cookies Secure).
+	ConsoleURL string
+	// BundleBaseURL is where bundles are served; the artifact page frames
+	// its origin.
+	BundleBaseURL string
+
+	// Admin administers workspaces, agents, users and tokens, checks
+	// passwords and pages the audit log.
+	Admin *admin.Service
+	// Artifacts mints, lists and revokes app sessions.
+	Artifacts *artifact.Minter
+	// Bindings saves, shows and restores bindings.
+	Bindings *binding.Service
+	// Bundles lists bundle versions.
+	Bundles *bundle.Service
+	// Parked releases or aborts a parked task's await.
+	Parked *review.Parked
+	// Tasks lists and shows tasks.
+	Tasks *task.Service
+	// Tools lists configured tools.
+	Tools *toolconfig.Service
+}
+
+// server is the console: its services, the parsed pages and the settings of
+// its cookies and content security policy.
 type server struct {
-	*platform.Platform
+	Services
 	pages *pages
 	// cookieKey signs session cookies and CSRF tokens (Config.ConsoleKey).
 	cookieKey []byte
@@ -37,28 +82,25 @@ type server struct {
 
 // New returns the console app with every page mounted. It fails when a page
 // template is missing or does not parse, or when the cookie key is missing.
-func New(p *platform.Platform) (*fiber.App, error) {
+func New(svc Services) (*fiber.App, error) {
 	pg, err := parsePages(templateFS)
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Config.ConsoleKey) < config.MinKeyBytes {
+	if len(svc.ConsoleKey) < config.MinKeyBytes {
 		return nil, errors.New("console: CONSOLE_SESSION_KEY is required (at least 32 bytes, base64)")
 	}
 	s := &server{
-		Platform:      p,
+		Services:      svc,
 		pages:         pg,
-		cookieKey:     p.Config.ConsoleKey,
-		secureCookies: strings.HasPrefix(p.Config.ConsoleURL, "https://"),
-		bundleOrigin:  originOf(p.Config.BundleBaseURL),
-		signIns:       limit.NewSignInThrottle(p.Redis, p.KeyPrefix),
+		cookieKey:     svc.ConsoleKey,
+		secureCookies: strings.HasPrefix(svc.ConsoleURL, "https://"),
+		bundleOrigin:  originOf(svc.BundleBaseURL),
+		signIns:       limit.NewSignInThrottle(svc.Redis, svc.KeyPrefix),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: p.Log, ErrorHandler: s.renderError, Immutable: true})
+	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true})
 	app.Use(securityHeaders)
-	web.MountHealth(app, p.Log,
-		web.Check{Name: "database", Func: p.Store.Ping},
-		web.Check{Name: "redis", Func: func(ctx context.Context) error { return p.Redis.Ping(ctx).Err() }},
-	)
+	web.MountHealth(app, svc.Log, svc.Health...)
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, fmt.Errorf("console: static files: %w", err)

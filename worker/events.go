@@ -15,29 +15,29 @@ import (
 // registerEvents mounts the events queue's handlers (resume events, webhook
 // deliveries, the key-detail summary pass) and the outbox relay loop.
 func (w *Worker) registerEvents() {
-	mux := w.muxes[w.p.Queues.Events]
+	mux := w.muxes[w.Queues.Events]
 	mux.HandleFunc(jobs.ResumeEvent{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
 		args, err := jobs.Decode[jobs.ResumeEvent](t)
 		if err != nil {
 			return err
 		}
-		return unretryable(w.p.Resumes.HandleResume(ctx, args.OutboxID))
+		return unretryable(w.Resumes.HandleResume(ctx, args.OutboxID))
 	})
 	mux.HandleFunc(jobs.WebhookDelivery{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
 		args, err := jobs.Decode[jobs.WebhookDelivery](t)
 		if err != nil {
 			return err
 		}
-		return unretryable(w.p.Resumes.HandleWebhook(ctx, args.EventID))
+		return unretryable(w.Resumes.HandleWebhook(ctx, args.EventID))
 	})
 	mux.HandleFunc(jobs.Summary{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
 		args, err := jobs.Decode[jobs.Summary](t)
 		if err != nil {
 			return err
 		}
-		return unretryable(w.p.Tasks.Summarize(ctx, args.OutboxID))
+		return unretryable(w.Tasks.Summarize(ctx, args.OutboxID))
 	})
-	w.loops = append(w.loops, w.p.Relay.Run)
+	w.loops = append(w.loops, w.Relay.Run)
 }
 
 // unretryable marks errors that a retry cannot fix (a malformed or missing

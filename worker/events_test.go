@@ -71,7 +71,7 @@ func TestReleasedAwaitReachesTheWebhook(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.New(p).Run(runCtx) }()
+	go func() { done <- worker.New(p.WorkerServices()).Run(runCtx) }()
 	t.Cleanup(func() {
 		stop()
 		require.NoError(t, <-done)

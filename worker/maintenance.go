@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/appruntime/appruntime/internal/config"
-	"github.com/appruntime/appruntime/internal/intent"
-	"github.com/appruntime/appruntime/internal/outbox"
 )
 
 // Maintenance intervals. Each pass also runs once when the worker starts.
@@ -41,19 +39,19 @@ func every(d time.Duration, fn func(context.Context)) func(context.Context) {
 	}
 }
 
-func (w *Worker) sweepIntents(ctx context.Context) { intent.SweepAndLog(ctx, w.p.Store, w.p.Log) }
+func (w *Worker) sweepIntents(ctx context.Context) { w.SweepIntents(ctx) }
 
 func (w *Worker) pruneOutbox(ctx context.Context) {
-	retention := w.p.Config.OutboxRetention
+	retention := w.OutboxRetention
 	if retention <= 0 { // a configuration built by hand, not by config.Load
 		retention = config.DefaultOutboxRetention
 	}
-	n, err := outbox.Prune(ctx, w.p.Store.DB, time.Now().Add(-retention))
+	n, err := w.Relay.Prune(ctx, time.Now().Add(-retention))
 	if err != nil && ctx.Err() == nil {
-		w.p.Log.WarnContext(ctx, "outbox prune failed", "error", err.Error(), "pruned", n)
+		w.Log.WarnContext(ctx, "outbox prune failed", "error", err.Error(), "pruned", n)
 		return
 	}
 	if n > 0 {
-		w.p.Log.InfoContext(ctx, "sent outbox rows pruned", "count", n, "retention", retention.String())
+		w.Log.InfoContext(ctx, "sent outbox rows pruned", "count", n, "retention", retention.String())
 	}
 }

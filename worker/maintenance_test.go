@@ -44,7 +44,7 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.New(p).Run(ctx) }()
+	go func() { done <- worker.New(p.WorkerServices()).Run(ctx) }()
 	t.Cleanup(func() {
 		stop()
 		require.NoError(t, <-done)

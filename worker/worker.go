@@ -5,24 +5,58 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
-	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/jobs"
 )
+
+// Services are what the worker may touch: the services its job handlers
+// and background loops call, its logger, Redis (the queues) and its
+// settings. internal/platform builds them (Platform.WorkerServices).
+type Services struct {
+	Log *slog.Logger
+	// Redis carries the queues.
+	Redis  *redis.Client
+	Queues jobs.Queues
+	// Concurrency is how many jobs each queue's server runs at once
+	// (Config.WorkerConcurrency).
+	Concurrency int
+	// ShutdownTimeout is how long running jobs may finish at shutdown.
+	ShutdownTimeout time.Duration
+	// OutboxRetention is how long sent outbox rows are kept
+	// (Config.OutboxRetention).
+	OutboxRetention time.Duration
+
+	// SweepIntents records abandoned write intents as outcome unknown
+	// (intent.SweepAndLog over the platform's store).
+	SweepIntents func(context.Context)
+	// Relay moves committed outbox rows to the events queue and prunes
+	// sent ones.
+	Relay *outbox.Relay
+	// Resumes carries out resume events and webhook deliveries.
+	Resumes *review.Resumer
+	// Tasks runs the summary pass.
+	Tasks *task.Service
+}
 
 // Worker is the running fleet member.
 type Worker struct {
-	p       *platform.Platform
+	Services
 	servers []*asynq.Server
 	muxes   map[string]*asynq.ServeMux // by queue name
 	loops   []func(context.Context)    // background loops (the outbox relay, maintenance)
 }
 
 // New builds a worker with every handler registered.
-func New(p *platform.Platform) *Worker {
-	w := &Worker{p: p, muxes: map[string]*asynq.ServeMux{}}
-	for _, q := range []string{p.Queues.Lookup, p.Queues.Extract, p.Queues.Script, p.Queues.Events} {
+func New(svc Services) *Worker {
+	w := &Worker{Services: svc, muxes: map[string]*asynq.ServeMux{}}
+	for _, q := range []string{svc.Queues.Lookup, svc.Queues.Extract, svc.Queues.Script, svc.Queues.Events} {
 		w.muxes[q] = asynq.NewServeMux()
 	}
 	w.register()
@@ -39,18 +73,18 @@ func (w *Worker) register() {
 // Run processes jobs until ctx is done, then stops taking new jobs and waits
 // for running ones up to the configured shutdown timeout.
 func (w *Worker) Run(ctx context.Context) error {
-	logger := &asynqLogger{log: w.p.Log}
+	logger := &asynqLogger{log: w.Log}
 	for q, mux := range w.muxes {
-		srv := asynq.NewServerFromRedisClient(w.p.Redis, asynq.Config{
-			Concurrency:     w.p.Config.WorkerConcurrency,
+		srv := asynq.NewServerFromRedisClient(w.Redis, asynq.Config{
+			Concurrency:     w.Concurrency,
 			Queues:          map[string]int{q: 1},
-			ShutdownTimeout: w.p.Config.ShutdownTimeout,
+			ShutdownTimeout: w.ShutdownTimeout,
 			RetryDelayFunc:  retryDelay,
 			Logger:          logger,
 			LogLevel:        asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 				id, _ := asynq.GetTaskID(ctx)
-				w.p.Log.WarnContext(ctx, "job failed", "kind", t.Type(), "task_id", id, "error", err.Error())
+				w.Log.WarnContext(ctx, "job failed", "kind", t.Type(), "task_id", id, "error", err.Error())
 			}),
 		})
 		if err := srv.Start(mux); err != nil {
@@ -65,7 +99,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(loopCtx) }()
 	}
-	w.p.Log.Info("worker started", "queues", len(w.servers))
+	w.Log.Info("worker started", "queues", len(w.servers))
 	<-ctx.Done()
 	// Stop taking jobs everywhere first, then wait for running ones.
 	for _, srv := range w.servers {
@@ -74,7 +108,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	stopLoops()
 	w.shutdown()
 	wg.Wait()
-	w.p.Log.Info("worker stopped")
+	w.Log.Info("worker stopped")
 	return nil
 }
 

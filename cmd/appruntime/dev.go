@@ -121,7 +121,7 @@ func runDev(ctx context.Context, args []string) error {
 		_ = apiLn.Close()
 		return fmt.Errorf("console: %w (set CONSOLE_ADDR to use another port)", err)
 	}
-	consoleApp, err := console.New(p)
+	consoleApp, err := console.New(p.ConsoleServices())
 	if err != nil {
 		return err
 	}
@@ -141,10 +141,10 @@ func runDev(ctx context.Context, args []string) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return ignoreClosed(web.Serve(gctx, api.New(p), apiLn, cfg.ShutdownTimeout))
+		return ignoreClosed(web.Serve(gctx, api.New(p.APIServices()), apiLn, cfg.ShutdownTimeout))
 	})
 	g.Go(func() error { return ignoreClosed(web.Serve(gctx, consoleApp, consoleLn, cfg.ShutdownTimeout)) })
-	g.Go(func() error { return worker.New(p).Run(gctx) })
+	g.Go(func() error { return worker.New(p.WorkerServices()).Run(gctx) })
 	err = g.Wait()
 	log.Info("dev: stopped")
 	return err

@@ -23,13 +23,13 @@ func runAPI(ctx context.Context) error {
 		// Record, once at start, the writes an api that crashed left
 		// unrecorded (the worker repeats it periodically).
 		go intent.SweepAndLog(ctx, p.Store, p.Log)
-		return serveApp(ctx, p, "api", p.Config.APIAddr, api.New(p))
+		return serveApp(ctx, p, "api", p.Config.APIAddr, api.New(p.APIServices()))
 	})
 }
 
 func runConsole(ctx context.Context) error {
 	return withPlatform(ctx, config.RoleConsole, func(p *platform.Platform) error {
-		app, err := console.New(p)
+		app, err := console.New(p.ConsoleServices())
 		if err != nil {
 			return err
 		}
@@ -39,7 +39,7 @@ func runConsole(ctx context.Context) error {
 
 func runWorker(ctx context.Context) error {
 	return withPlatform(ctx, config.RoleWorker, func(p *platform.Platform) error {
-		return worker.New(p).Run(ctx)
+		return worker.New(p.WorkerServices()).Run(ctx)
 	})
 }
 

@@ -53,7 +53,7 @@ func newStack(t *testing.T) *stack {
 	s.P = s.newPlatform(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- web.Serve(ctx, api.New(s.P), ln, 2*time.Second) }()
+	go func() { done <- web.Serve(ctx, api.New(s.P.APIServices()), ln, 2*time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, ignoreCanceled(<-done))
@@ -86,7 +86,7 @@ func startWorker(t *testing.T, p *platform.Platform) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.New(p).Run(ctx) }()
+	go func() { done <- worker.New(p.WorkerServices()).Run(ctx) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

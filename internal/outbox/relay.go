@@ -202,3 +202,8 @@ func Nudge(ctx context.Context, rdb *redis.Client, keyPrefix string) error {
 	}
 	return nil
 }
+
+// Prune deletes the rows sent before cutoff (Prune): the worker's periodic pass.
+func (r *Relay) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
+	return Prune(ctx, r.store.DB, cutoff)
+}

@@ -1,6 +1,8 @@
 // Package platform builds the domain services a process needs, once, from
-// its configuration and connections. The api, console and worker front doors
-// take a *Platform; cmd/appruntime and the tests build it the same way.
+// its configuration and connections: the composition root. The api, console
+// and worker front doors each take only the services they use
+// (APIServices, ConsoleServices, WorkerServices); cmd/appruntime and the
+// tests build the platform the same way.
 package platform
 
 import (

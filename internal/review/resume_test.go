@@ -20,6 +20,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/outbox"
@@ -231,7 +232,7 @@ func TestResumeRunsTaskOnceEvenWhenRunTwice(t *testing.T) {
 	// No webhook URL: no delivery job; the event is read from the pull endpoint.
 	_, err := asynq.NewInspectorFromRedisClient(p.rd.Client).GetTaskInfo(p.rd.Queues.Events, review.WebhookTaskID(id))
 	require.True(t, errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound), "want no job, got %v", err)
-	page, err := review.AgentTaskEvents(ctx, p.st.DB, p.tn.Workspace.ID, p.tn.Agent.ID, p.task.ID, 0)
+	page, err := feed.AgentTaskEvents(ctx, p.st.DB, p.tn.Workspace.ID, p.tn.Agent.ID, p.task.ID, 0)
 	require.NoError(t, err)
 	require.Len(t, page.Events, 1)
 	require.Equal(t, models.FeedTaskResumed, page.Events[0].Type)

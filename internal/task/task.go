@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -164,4 +165,11 @@ func ownTask(ctx context.Context, db *gorm.DB, c Caller, taskID string) (models.
 	}
 	err := db.WithContext(ctx).Where("id = ? AND agent_id = ? AND workspace_id = ?", taskID, c.AgentID, c.WorkspaceID).Take(&t).Error
 	return t, store.NotFound(err, "task: find", "task")
+}
+
+// Events returns the feed events of the agent's task after the cursor
+// (feed.AgentTaskEvents): how a platform without a resume webhook learns
+// that its task resumed.
+func (s *Service) Events(ctx context.Context, c Caller, taskID string, after int64) (feed.EventPage, error) {
+	return feed.AgentTaskEvents(ctx, s.st.DB, c.WorkspaceID, c.AgentID, taskID, after)
 }

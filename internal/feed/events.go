@@ -1,4 +1,4 @@
-package review
+package feed
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -49,10 +48,10 @@ func AgentTaskEvents(ctx context.Context, db *gorm.DB, workspaceID, agentID, tas
 	db = db.WithContext(ctx)
 	var task models.Task
 	err := db.Select("id").Where("id = ? AND workspace_id = ? AND agent_id = ?", taskID, workspaceID, agentID).Take(&task).Error
-	if err := store.NotFound(err, "review: find task", "task "+taskID); err != nil {
+	if err := store.NotFound(err, "feed: find task", "task "+taskID); err != nil {
 		return EventPage{}, err
 	}
-	rows, err := feed.Since(ctx, db, taskID, after, MaxEventsPerPage)
+	rows, err := Since(ctx, db, taskID, after, MaxEventsPerPage)
 	if err != nil {
 		return EventPage{}, err
 	}

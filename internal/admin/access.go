@@ -1,0 +1,27 @@
+package admin
+
+import (
+	"context"
+
+	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/models"
+)
+
+// VerifyToken returns who a bearer token of scope speaks for (auth.Verify):
+// the API's token check.
+func (s *Service) VerifyToken(ctx context.Context, token, scope string) (auth.Principal, error) {
+	return auth.Verify(ctx, s.st.DB, token, scope)
+}
+
+// CheckPassword returns the user whose email and password match
+// (auth.CheckPassword): the console's sign-in.
+func (s *Service) CheckPassword(ctx context.Context, email, password string) (models.User, error) {
+	return auth.CheckPassword(ctx, s.st.DB, email, password)
+}
+
+// AuditLog returns page page of workspace workspaceID's audit log, newest
+// first (audit.List).
+func (s *Service) AuditLog(ctx context.Context, workspaceID string, page int) (audit.Page, error) {
+	return audit.List(ctx, s.st.DB, workspaceID, page)
+}

@@ -1,0 +1,49 @@
+package platform
+
+import (
+	"context"
+
+	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/console"
+	"github.com/appruntime/appruntime/internal/intent"
+	"github.com/appruntime/appruntime/internal/web"
+	"github.com/appruntime/appruntime/worker"
+)
+
+// health are the dependencies every front door's /readyz pings.
+func (p *Platform) health() []web.Check {
+	return []web.Check{
+		{Name: "database", Func: p.Store.Ping},
+		{Name: "redis", Func: func(ctx context.Context) error { return p.Redis.Ping(ctx).Err() }},
+	}
+}
+
+// APIServices are the services the API front door may use.
+func (p *Platform) APIServices() api.Services {
+	return api.Services{
+		Log: p.Log, Health: p.health(),
+		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
+		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
+	}
+}
+
+// ConsoleServices are the services the console front door may use.
+func (p *Platform) ConsoleServices() console.Services {
+	return console.Services{
+		Log: p.Log, Health: p.health(), Redis: p.Redis, KeyPrefix: p.KeyPrefix,
+		ConsoleKey: p.Config.ConsoleKey, ConsoleURL: p.Config.ConsoleURL, BundleBaseURL: p.Config.BundleBaseURL,
+		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
+		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
+	}
+}
+
+// WorkerServices are the services the worker may use.
+func (p *Platform) WorkerServices() worker.Services {
+	return worker.Services{
+		Log: p.Log, Redis: p.Redis, Queues: p.Queues,
+		Concurrency: p.Config.WorkerConcurrency, ShutdownTimeout: p.Config.ShutdownTimeout,
+		OutboxRetention: p.Config.OutboxRetention,
+		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
+		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
+	}
+}
