@@ -92,6 +92,11 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		in = &opened
 	}
 
+	// From here the action commits or rolls back as a whole, even when the
+	// caller hangs up or the process begins to stop: a cancel between the
+	// data source's commit and the platform's would leave the action to the
+	// sweep as outcome unknown (and the await unreleased).
+	ctx = context.WithoutCancel(ctx)
 	// This process's earlier writes come before the action in the feed.
 	if err := s.Journal.Flush(ctx); err != nil {
 		return Result{}, err

@@ -54,6 +54,10 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 	if err != nil {
 		return Result{}, err
 	}
+	// Once its intent is recorded, the write runs to its end even when the
+	// caller hangs up or the process begins to stop: cut short, it would
+	// leave an outcome-unknown record instead of a known one.
+	ctx = context.WithoutCancel(ctx)
 	n, err := src.Write(ctx, stmt)
 	if err != nil {
 		return Result{}, s.settleFailed(ctx, in, err, datasource.AnswerLost(err))

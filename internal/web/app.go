@@ -80,7 +80,13 @@ func NewApp(o Options) *fiber.App {
 		JSONEncoder: encodeJSON,
 	})
 	bodies := &bodyPolicy{limitFunc: o.BodyLimitFunc, afterAuth: o.BodyAfterAuth, budget: limit.NewByteBudget(MaxBodyBytesInFlight)}
-	app.Use(requestContext(o.Logger, o.Headers), bodies.gate)
+	// lifetime is the parent of every request's context: it ends when the
+	// app's shutdown returns (Fiber runs OnShutdown hooks once the drain is
+	// over or timed out), so requests still running then see their context
+	// canceled. Deriving values from it costs no goroutine per request.
+	lifetime, stop := context.WithCancel(context.Background())
+	app.Hooks().OnShutdown(func() error { stop(); return nil })
+	app.Use(requestContext(lifetime, o.Logger, o.Headers), bodies.gate)
 	return app
 }
 
@@ -108,7 +114,7 @@ func newRequestID() string {
 // requestContext sets the app's headers, gives each request an id (the caller's X-Request-Id when it
 // is sane), puts it in the request's context so that every log line of the
 // request carries it, recovers panics, and writes one access-log line.
-func requestContext(log *slog.Logger, headers [][2]string) fiber.Handler {
+func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]string) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		start := time.Now()
 		for _, h := range headers {
@@ -121,7 +127,7 @@ func requestContext(log *slog.Logger, headers [][2]string) fiber.Handler {
 			id = newRequestID()
 		}
 		c.Set(fiber.HeaderXRequestID, id)
-		ctx := logging.With(context.Background(), slog.String(logging.RequestID, id))
+		ctx := logging.With(lifetime, slog.String(logging.RequestID, id))
 		c.SetUserContext(ctx)
 		defer func() {
 			if r := recover(); r != nil {

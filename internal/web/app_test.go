@@ -252,3 +252,38 @@ func TestServeStopsWhenCancelledBeforeItStarted(t *testing.T) {
 		require.Error(t, err, "nothing listens after Serve returned")
 	}
 }
+
+// A request still running when the drain is over sees its context end, so
+// the work it started on the caller's behalf stops instead of outliving the
+// process; a request that finishes within the drain is answered normally.
+func TestShutdownEndsTheContextOfRequestsStillRunningAfterTheDrain(t *testing.T) {
+	t.Parallel()
+	app := newApp(t, &bytes.Buffer{})
+	entered := make(chan struct{})
+	ended := make(chan error, 1)
+	app.Get("/wait", func(c *fiber.Ctx) error {
+		close(entered)
+		select {
+		case <-c.UserContext().Done():
+			ended <- c.UserContext().Err()
+		case <-time.After(10 * time.Second):
+			ended <- errors.New("the request's context outlived the shutdown")
+		}
+		return c.SendString("ok")
+	})
+	ln, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, app, ln, 200*time.Millisecond) }()
+	go func() {
+		res, err := http.Get("http://" + ln.Addr().String() + "/wait")
+		if err == nil {
+			_ = res.Body.Close()
+		}
+	}()
+	<-entered
+	cancel()
+	require.ErrorIs(t, <-ended, context.Canceled)
+	<-done
+}
