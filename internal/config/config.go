@@ -227,7 +227,9 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			r.require("REDIS_URL", c.RedisURL != "")
 			r.require("SECRETS_KEY", c.SecretsKey != nil)
 		}
-		if role == RoleAPI {
+		// Both the API (a host opening a step) and the console (its
+		// artifact page) mint app sessions.
+		if role == RoleAPI || role == RoleConsole {
 			r.require("SESSION_KEYS", len(c.SessionKeys) > 0)
 		}
 		if role == RoleConsole {

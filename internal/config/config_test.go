@@ -191,6 +191,17 @@ func TestRequiredVariablesPerRole(t *testing.T) {
 	_, err = config.Load(config.RoleConsole, env(validAPI()))
 	require.ErrorContains(t, err, "CONSOLE_SESSION_KEY")
 
+	// The console mints app sessions too (its artifact page).
+	console := validAPI()
+	console["CONSOLE_SESSION_KEY"] = key32
+	_, err = config.Load(config.RoleConsole, env(console))
+	require.NoError(t, err)
+	delete(console, "SESSION_KEYS")
+	_, err = config.Load(config.RoleConsole, env(console))
+	require.ErrorContains(t, err, "SESSION_KEYS")
+	_, err = config.Load(config.RoleWorker, env(console))
+	require.NoError(t, err, "the worker mints nothing")
+
 	c, err := config.Load(config.RoleDev, env(map[string]string{}))
 	require.NoError(t, err, "dev fills everything with embedded defaults")
 	require.Empty(t, c.RedisURL)
