@@ -1,7 +1,12 @@
 package worker
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -38,4 +45,29 @@ func TestUnretryable(t *testing.T) {
 		require.ErrorIs(t, err, tc.err)
 	}
 	require.NoError(t, unretryable(nil))
+}
+
+// Every line a job's handler logs names the job's kind and the request that
+// caused it; the job id comes from asynq's own context when a server runs it.
+func TestJobLoggingPutsKindAndRequestIDOnEveryLine(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := logging.New(&buf, slog.LevelDebug)
+	ctx := requestid.With(context.Background(), "req-from-api-1")
+	task, err := requestid.NewTask(ctx, jobs.Summary{OutboxID: "o1"})
+	require.NoError(t, err)
+	h := jobLogging(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		log.InfoContext(ctx, "first")
+		log.WarnContext(ctx, "second")
+		return nil
+	}))
+	require.NoError(t, h.ProcessTask(context.Background(), task))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	for _, line := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		require.Equal(t, jobs.Summary{}.Kind(), rec["kind"], line)
+		require.Equal(t, "req-from-api-1", rec[logging.RequestID], line)
+	}
 }

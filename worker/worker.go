@@ -10,7 +10,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/jobs"
@@ -57,7 +59,9 @@ type Worker struct {
 func New(svc Services) *Worker {
 	w := &Worker{Services: svc, muxes: map[string]*asynq.ServeMux{}}
 	for _, q := range []string{svc.Queues.Lookup, svc.Queues.Extract, svc.Queues.Script, svc.Queues.Events} {
-		w.muxes[q] = asynq.NewServeMux()
+		mux := asynq.NewServeMux()
+		mux.Use(jobLogging)
+		w.muxes[q] = mux
 	}
 	w.register()
 	return w
@@ -83,8 +87,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			Logger:          logger,
 			LogLevel:        asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
-				id, _ := asynq.GetTaskID(ctx)
-				w.Log.WarnContext(ctx, "job failed", "kind", t.Type(), "task_id", id, "error", err.Error())
+				w.Log.WarnContext(jobContext(ctx, t), "job failed", "error", err.Error())
 			}),
 		})
 		if err := srv.Start(mux); err != nil {
@@ -130,4 +133,25 @@ func (l *asynqLogger) Warn(args ...any)  { l.log.Warn(fmt.Sprint(args...), "comp
 func (l *asynqLogger) Error(args ...any) { l.log.Error(fmt.Sprint(args...), "component", "asynq") }
 func (l *asynqLogger) Fatal(args ...any) {
 	l.log.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
+}
+
+// jobContext is ctx carrying job t's kind, its id and the id of the request
+// that caused it (a task header, requestid.FromTask), so that every line
+// logged with it names the job and joins the request's lines.
+func jobContext(ctx context.Context, t *asynq.Task) context.Context {
+	ctx = requestid.FromTask(ctx, t)
+	attrs := []slog.Attr{slog.String("kind", t.Type())}
+	if id, ok := asynq.GetTaskID(ctx); ok {
+		attrs = append(attrs, slog.String("job_id", id))
+	}
+	return logging.With(ctx, attrs...)
+}
+
+// jobLogging is the asynq middleware of every queue: handlers run with
+// jobContext, and the tasks they enqueue through requestid.NewTask pass the
+// request id on.
+func jobLogging(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		return next.ProcessTask(jobContext(ctx, t), t)
+	})
 }
