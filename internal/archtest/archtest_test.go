@@ -1,0 +1,159 @@
+// Package archtest checks the dependency rule of ARCHITECTURE.md against
+// what the packages really import (go list), so a change that breaks it
+// fails here with the offending import named.
+package archtest
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/appruntime/appruntime"
+
+// frontDoors are the processes' entry points: they import domain packages
+// and never each other.
+var frontDoors = []string{module + "/api", module + "/console", module + "/worker"}
+
+// compositionRoots may import the front doors: they build them.
+var compositionRoots = []string{module + "/internal/platform", module + "/cmd/"}
+
+// leaves import nothing of this module.
+var leaves = []string{module + "/models", module + "/jobs", module + "/internal/apperr"}
+
+// rules are the packages of pure rules: they import leaves and each other,
+// never a store, Redis, audit or any other internal package.
+var rules = []string{module + "/internal/field", module + "/internal/placeholder", module + "/internal/strictjson"}
+
+type pkg struct {
+	ImportPath string
+	// Imports are its direct, non-test imports. Direct ones suffice: a
+	// front door reached through a chain is caught at the chain's link
+	// that imports it, and only the composition roots may be that link.
+	Imports []string
+}
+
+// load lists every package of the module with its imports.
+func load(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json", module+"/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		if p.ImportPath == module || strings.HasPrefix(p.ImportPath, module+"/") {
+			pkgs[p.ImportPath] = p
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v: %s", err, stderr.String())
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found only %d packages of %s", len(pkgs), module)
+	}
+	return pkgs
+}
+
+func ours(path string) bool { return strings.HasPrefix(path, module+"/") }
+
+func hasPrefix(path string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) })
+}
+
+// check returns the violations of the dependency rule in pkgs, one line each.
+func check(pkgs map[string]pkg) []string {
+	var bad []string
+	for _, p := range pkgs {
+		switch {
+		case slices.Contains(frontDoors, p.ImportPath):
+			for _, imp := range p.Imports {
+				if slices.Contains(frontDoors, imp) {
+					bad = append(bad, p.ImportPath+" imports the front door "+imp+": front doors never import each other")
+				}
+			}
+		case hasPrefix(p.ImportPath, compositionRoots):
+		default:
+			for _, imp := range p.Imports {
+				if slices.Contains(frontDoors, imp) {
+					bad = append(bad, p.ImportPath+" imports the front door "+imp+": only internal/platform and cmd build front doors")
+				}
+			}
+		}
+		if slices.Contains(leaves, p.ImportPath) {
+			for _, imp := range p.Imports {
+				if ours(imp) {
+					bad = append(bad, p.ImportPath+" imports "+imp+": "+p.ImportPath+" is a leaf and imports nothing of this module")
+				}
+			}
+		}
+		if slices.Contains(rules, p.ImportPath) {
+			for _, imp := range p.Imports {
+				if ours(imp) && !slices.Contains(leaves, imp) && !slices.Contains(rules, imp) {
+					bad = append(bad, p.ImportPath+" imports "+imp+": rule packages import only leaves and other rule packages")
+				}
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+func TestDependencyRule(t *testing.T) {
+	pkgs := load(t)
+	for _, want := range append(append(slices.Clone(frontDoors), leaves...), rules...) {
+		if _, ok := pkgs[want]; !ok {
+			t.Fatalf("package %s not found: update this test's lists", want)
+		}
+	}
+	for _, v := range check(pkgs) {
+		t.Error(v)
+	}
+}
+
+// The check itself catches each kind of violation.
+func TestCheckFindsViolations(t *testing.T) {
+	api, console, worker := frontDoors[0], frontDoors[1], frontDoors[2]
+	models, field := leaves[0], rules[0]
+	store := module + "/internal/store"
+	runtime := module + "/internal/runtime"
+	got := check(map[string]pkg{
+		api:                           {ImportPath: api, Imports: []string{console, runtime}},
+		worker:                        {ImportPath: worker, Imports: []string{runtime}},
+		runtime:                       {ImportPath: runtime, Imports: []string{worker}},
+		module + "/internal/platform": {ImportPath: module + "/internal/platform", Imports: []string{api, console, worker}},
+		module + "/cmd/appruntime":    {ImportPath: module + "/cmd/appruntime", Imports: []string{api}},
+		models:                        {ImportPath: models, Imports: []string{field}},
+		field:                         {ImportPath: field, Imports: []string{leaves[2], store}},
+	})
+	require := func(sub string) {
+		t.Helper()
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, sub) }) {
+			t.Errorf("no violation mentions %q in %q", sub, got)
+		}
+	}
+	require(api + " imports the front door " + console)
+	require(runtime + " imports the front door " + worker)
+	require(models + " imports " + field)
+	require(field + " imports " + store)
+	if len(got) != 4 {
+		t.Errorf("want 4 violations, got %d: %q", len(got), got)
+	}
+}
