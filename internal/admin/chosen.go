@@ -2,11 +2,11 @@ package admin
 
 import (
 	"context"
-	"strings"
 
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/store"
@@ -21,13 +21,13 @@ const MinChosenWebhookSecretLength = 43
 // it so that the demo's tokens, kept in .appruntime/secrets.json, survive a
 // restart; the admin API never takes a secret. A secret already stored is a 409.
 func (s *Service) StoreToken(ctx context.Context, workspaceID, actor string, in TokenInput, secret string) (TokenView, error) {
-	name := strings.TrimSpace(in.Name)
-	if len(name) > MaxNameLength {
-		return TokenView{}, apperr.Invalidf("name is longer than %d characters", MaxNameLength)
+	name, err := field.OptionalName(in.Name, "name", MaxNameLength)
+	if err != nil {
+		return TokenView{}, err
 	}
 	var out TokenView
 	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "token.store", TargetType: "token"}
-	err := s.change(ctx, &e, func(tx *gorm.DB) error {
+	err = s.change(ctx, &e, func(tx *gorm.DB) error {
 		if err := checkTokenOwner(ctx, tx, workspaceID, in); err != nil {
 			return err
 		}

@@ -3,12 +3,12 @@ package admin
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/models"
@@ -70,13 +70,13 @@ func (s *Service) GetToken(ctx context.Context, workspaceID, id string) (TokenVi
 
 // IssueToken issues a token of the workspace and returns its secret once.
 func (s *Service) IssueToken(ctx context.Context, workspaceID, actor string, in TokenInput) (NewToken, error) {
-	name := strings.TrimSpace(in.Name)
-	if len(name) > MaxNameLength {
-		return NewToken{}, apperr.Invalidf("name is longer than %d characters", MaxNameLength)
+	name, err := field.OptionalName(in.Name, "name", MaxNameLength)
+	if err != nil {
+		return NewToken{}, err
 	}
 	var out NewToken
 	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "token.issue", TargetType: "token"}
-	err := s.change(ctx, &e, func(tx *gorm.DB) error {
+	err = s.change(ctx, &e, func(tx *gorm.DB) error {
 		if err := checkTokenOwner(ctx, tx, workspaceID, in); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/store"
@@ -53,9 +54,8 @@ func checkUser(u *models.User, in UserInput, passwordRequired bool) error {
 		return apperr.Invalidf("email %q is not an email address", in.Email)
 	}
 	u.Email = email
-	u.Name = strings.TrimSpace(in.Name)
-	if len(u.Name) > MaxNameLength {
-		return apperr.Invalidf("name is longer than %d characters", MaxNameLength)
+	if u.Name, err = field.OptionalName(in.Name, "name", MaxNameLength); err != nil {
+		return err
 	}
 	if in.Role != models.RoleAdmin && in.Role != models.RoleReviewer {
 		return apperr.Invalidf("role must be admin or reviewer")

@@ -8,11 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
@@ -73,12 +73,8 @@ var (
 // `writes[1] "save_line": key_columns is required for mode update`.
 // db is used to resolve integrations and configured tools within workspaceID.
 func Validate(ctx context.Context, db *gorm.DB, workspaceID string, in Input) (Spec, error) {
-	name := strings.TrimSpace(in.Name)
-	switch {
-	case name == "":
-		return Spec{}, apperr.Invalidf("name is required")
-	case utf8.RuneCountInString(name) > MaxNameLength:
-		return Spec{}, apperr.Invalidf("name must be at most %d characters", MaxNameLength)
+	if _, err := field.Name(in.Name, "name", MaxNameLength); err != nil {
+		return Spec{}, err
 	}
 	switch in.BindingKind {
 	case KindPostgres, KindREST:

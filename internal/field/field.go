@@ -25,3 +25,12 @@ func Name(raw, field string, max int) (string, error) {
 	}
 	return name, nil
 }
+
+// OptionalName is Name for a name that may be left out: raw trimmed to ""
+// is accepted as "", anything else must pass Name.
+func OptionalName(raw, field string, max int) (string, error) {
+	if strings.TrimSpace(raw) == "" {
+		return "", nil
+	}
+	return Name(raw, field, max)
+}
