@@ -1,5 +1,7 @@
 // Package review holds what parks and resumes tasks: awaits and their
-// release, resume events and their delivery, and the key-detail summary pass.
+// release (by a session's action or an admin), resume events and their
+// webhook delivery. The key-detail summary pass lives in internal/task, and
+// the feed an agent pages in internal/feed.
 package review
 
 import (
