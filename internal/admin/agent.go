@@ -16,6 +16,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/field"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -213,7 +214,7 @@ func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string
 			return err
 		}
 		var in AgentInput
-		if err := mergeInto(agentInput(a), patch, &in); err != nil {
+		if err := strictjson.MergeInto(agentInput(a), patch, &in); err != nil {
 			return err
 		}
 		if err := checkAgent(&a, in); err != nil {

@@ -223,7 +223,7 @@ func (s *Service) UpdateIntegration(ctx context.Context, workspaceID, actor, id 
 		}
 		current := IntegrationInput{Name: i.Name, Kind: i.Kind, BaseURL: i.BaseURL, Config: json.RawMessage(i.Config)}
 		var in IntegrationInput
-		if err := mergeInto(current, rest, &in); err != nil {
+		if err := strictjson.MergeInto(current, rest, &in); err != nil {
 			return err
 		}
 		if in.Kind != i.Kind {

@@ -10,10 +10,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -138,7 +139,7 @@ func (s *Service) UpdateUser(ctx context.Context, workspaceID, actor, id string,
 			return err
 		}
 		var in UserInput
-		if err := mergeInto(UserInput{Email: u.Email, Name: u.Name, Role: u.Role}, patch, &in); err != nil {
+		if err := strictjson.MergeInto(UserInput{Email: u.Email, Name: u.Name, Role: u.Role}, patch, &in); err != nil {
 			return err
 		}
 		if err := checkUser(&u, in, false); err != nil {

@@ -102,7 +102,7 @@ func (s *Service) UpdateWorkspace(ctx context.Context, workspaceID, actor, id st
 			return err
 		}
 		var in WorkspaceInput
-		if err := mergeInto(WorkspaceInput{Name: w.Name}, patch, &in); err != nil {
+		if err := strictjson.MergeInto(WorkspaceInput{Name: w.Name}, patch, &in); err != nil {
 			return err
 		}
 		if w.Name, err = field.Name(in.Name, "name", MaxNameLength); err != nil {
@@ -136,17 +136,4 @@ func (s *Service) DeleteWorkspace(ctx context.Context, workspaceID, actor, id st
 		}
 		return nil
 	})
-}
-
-// mergeInto validates patch against T's fields, merges it over current and
-// decodes the result into out.
-func mergeInto[T any](current T, patch []byte, out *T) error {
-	if err := strictjson.Decode(patch, new(T)); err != nil {
-		return err
-	}
-	merged, err := strictjson.Merge(current, patch)
-	if err != nil {
-		return err
-	}
-	return strictjson.Decode(merged, out)
 }

@@ -150,6 +150,20 @@ func Merge(current any, patch []byte) ([]byte, error) {
 	return json.Marshal(merged)
 }
 
+// MergeInto is the PATCH of every admin entity: patch is checked strictly
+// against T's fields (Decode), merged over current (Merge), and the result
+// decoded into out.
+func MergeInto[T any](current T, patch []byte, out *T) error {
+	if err := Decode(patch, new(T)); err != nil {
+		return err
+	}
+	merged, err := Merge(current, patch)
+	if err != nil {
+		return err
+	}
+	return Decode(merged, out)
+}
+
 // IsNull reports whether a raw field is absent or JSON null.
 func IsNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)

@@ -151,15 +151,8 @@ func (s *Service) Update(ctx context.Context, workspaceID, actor, id string, pat
 		if err != nil {
 			return err
 		}
-		if err := strictjson.Decode(patch, new(Input)); err != nil {
-			return err
-		}
-		merged, err := strictjson.Merge(inputOf(cur), patch)
-		if err != nil {
-			return err
-		}
 		var in Input
-		if err := strictjson.Decode(merged, &in); err != nil {
+		if err := strictjson.MergeInto(inputOf(cur), patch, &in); err != nil {
 			return err
 		}
 		if in.AgentID != cur.AgentID {
