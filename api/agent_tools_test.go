@@ -106,7 +106,7 @@ func startWorker(t *testing.T, a *testAPI) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.New(a.P).Run(ctx) }()
+	go func() { done <- worker.New(a.P.WorkerServices()).Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)

@@ -6,9 +6,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/task"
@@ -24,6 +27,12 @@ type Services struct {
 	// Health are the dependencies /readyz pings (database, Redis).
 	Health []web.Check
 
+	// AgentCalls saves agent tool declarations and runs their calls.
+	AgentCalls *agentcall.Service
+	// Identity publishes the JWKS of agent tools' identity tokens.
+	Identity *agenttool.IdentitySigner
+	// Replies stores agents' assets and replies.
+	Replies *reply.Service
 	// Admin administers workspaces, agents, integrations, users and tokens,
 	// and verifies API tokens.
 	Admin *admin.Service

@@ -14,13 +14,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/agentcall"
 	"github.com/appruntime/appruntime/internal/appblock"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/web"
@@ -47,6 +51,17 @@ type Services struct {
 	// its origin.
 	BundleBaseURL string
 
+	// PublicAPIURL is where the API is served (the task page's app blocks).
+	PublicAPIURL string
+	// Store is where the binding "try" page records its audit entry.
+	// TODO(issue 8): behind a domain method like the rest.
+	Store *store.Store
+	// Runtime tries a binding's ops (the binding page).
+	Runtime *runtime.Service
+	// AgentCalls edits agent tools and lists tool calls.
+	AgentCalls *agentcall.Service
+	// Replies serves agents' assets.
+	Replies *reply.Service
 	// Admin administers workspaces, agents, users and tokens, checks
 	// passwords and pages the audit log.
 	Admin *admin.Service

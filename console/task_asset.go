@@ -18,7 +18,7 @@ func (s *server) showTaskAsset(c *fiber.Ctx) error {
 		return err
 	}
 	c.Response().Header.Del(fiber.HeaderXFrameOptions)
-	for _, h := range appblock.AssetHeaders(originOf(s.Config.ConsoleURL)) {
+	for _, h := range appblock.AssetHeaders(originOf(s.ConsoleURL)) {
 		c.Set(h[0], h[1])
 	}
 	return c.Send(data)

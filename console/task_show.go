@@ -68,7 +68,7 @@ func (s *server) showTask(c *fiber.Ctx) error {
 		return err
 	}
 	pg := taskPage{Detail: d, AppToolSteps: apps, Actors: actors}
-	for _, u := range []string{s.Config.ConsoleURL, s.Config.PublicAPIURL, s.Config.BundleBaseURL} {
+	for _, u := range []string{s.ConsoleURL, s.PublicAPIURL, s.BundleBaseURL} {
 		if o := originOf(u); o != "" {
 			pg.OwnOrigins = append(pg.OwnOrigins, o)
 		}

@@ -15,13 +15,13 @@ import (
 // the lookup queue: the job's context ends at the API's deadline, and the
 // target's outcome is published once for the API, which records it.
 func (w *Worker) registerAgentTools() {
-	w.muxes[w.p.Queues.Lookup].Handle(jobs.AgentToolCall{}.Kind(),
-		jobwait.Handler(w.p.Redis, w.p.KeyPrefix, func(ctx context.Context, t *asynq.Task) (json.RawMessage, error) {
+	w.muxes[w.Queues.Lookup].Handle(jobs.AgentToolCall{}.Kind(),
+		jobwait.Handler(w.Redis, w.KeyPrefix, func(ctx context.Context, t *asynq.Task) (json.RawMessage, error) {
 			args, err := jobs.Decode[jobs.AgentToolCall](t)
 			if err != nil {
 				return nil, err
 			}
-			out, err := w.p.AgentCalls.Execute(ctx, args)
+			out, err := w.AgentCalls.Execute(ctx, args)
 			if err != nil {
 				return nil, err
 			}

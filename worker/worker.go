@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/appruntime/appruntime/internal/agentcall"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
@@ -43,6 +44,10 @@ type Services struct {
 	Relay *outbox.Relay
 	// Resumes carries out resume events and webhook deliveries.
 	Resumes *review.Resumer
+	// KeyPrefix names the Redis keys job waiters listen on (jobwait).
+	KeyPrefix string
+	// AgentCalls executes agent tool calls (the lookup queue).
+	AgentCalls *agentcall.Service
 	// Tasks runs the summary pass.
 	Tasks *task.Service
 }

@@ -24,6 +24,7 @@ func (p *Platform) APIServices() api.Services {
 		Log: p.Log, Health: p.health(),
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
+		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
 	}
 }
 
@@ -34,6 +35,8 @@ func (p *Platform) ConsoleServices() console.Services {
 		ConsoleKey: p.Config.ConsoleKey, ConsoleURL: p.Config.ConsoleURL, BundleBaseURL: p.Config.BundleBaseURL,
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
+		PublicAPIURL: p.Config.PublicAPIURL, Store: p.Store, Runtime: p.Runtime,
+		AgentCalls: p.AgentCalls, Replies: p.Replies,
 	}
 }
 
@@ -45,5 +48,6 @@ func (p *Platform) WorkerServices() worker.Services {
 		OutboxRetention: p.Config.OutboxRetention,
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
+		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
 	}
 }
