@@ -57,7 +57,7 @@ func (s *server) tryBinding(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = audit.Record(ctx, s.Store.DB, audit.Entry{
+	err = s.Admin.Audit(ctx, audit.Entry{
 		WorkspaceID: a.WorkspaceID, Actor: a.actor(), Action: "binding.try", TargetType: "binding", TargetID: b.ID,
 		Detail: map[string]any{"op": form.Op, "kind": rep.Kind, "status": rep.Status, "version": b.Version,
 			"statements": len(rep.Statements), "requests": len(rep.Requests), "rolled_back": rep.RolledBack, "not_sent": rep.NotSent},

@@ -24,7 +24,6 @@ import (
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
-	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/web"
@@ -53,9 +52,6 @@ type Services struct {
 
 	// PublicAPIURL is where the API is served (the task page's app blocks).
 	PublicAPIURL string
-	// Store is where the binding "try" page records its audit entry.
-	// TODO(issue 8): behind a domain method like the rest.
-	Store *store.Store
 	// Runtime tries a binding's ops (the binding page).
 	Runtime *runtime.Service
 	// AgentCalls edits agent tools and lists tool calls.

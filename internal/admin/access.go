@@ -25,3 +25,10 @@ func (s *Service) CheckPassword(ctx context.Context, email, password string) (mo
 func (s *Service) AuditLog(ctx context.Context, workspaceID string, page int) (audit.Page, error) {
 	return audit.List(ctx, s.st.DB, workspaceID, page)
 }
+
+// Audit records one entry of a workspace's audit log (audit.Record): what
+// a front door did that no domain service records for it, such as trying
+// a binding's op from the console.
+func (s *Service) Audit(ctx context.Context, e audit.Entry) error {
+	return audit.Record(ctx, s.st.DB, e)
+}

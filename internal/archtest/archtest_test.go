@@ -19,6 +19,10 @@ const module = "github.com/appruntime/appruntime"
 // and never each other.
 var frontDoors = []string{module + "/api", module + "/console", module + "/worker"}
 
+// storage is what only domain services touch: a front door reaches the
+// database through them (no handler holds Store.DB).
+var storage = []string{module + "/internal/store", "gorm.io/gorm"}
+
 // compositionRoots may import the front doors: they build them.
 var compositionRoots = []string{module + "/internal/platform", module + "/cmd/"}
 
@@ -88,6 +92,9 @@ func check(pkgs map[string]pkg) []string {
 				if slices.Contains(frontDoors, imp) {
 					bad = append(bad, p.ImportPath+" imports the front door "+imp+": front doors never import each other")
 				}
+				if slices.Contains(storage, imp) {
+					bad = append(bad, p.ImportPath+" imports "+imp+": front doors reach the database through domain services")
+				}
 			}
 		case hasPrefix(p.ImportPath, compositionRoots):
 		default:
@@ -136,7 +143,7 @@ func TestCheckFindsViolations(t *testing.T) {
 	runtime := module + "/internal/runtime"
 	got := check(map[string]pkg{
 		api:                           {ImportPath: api, Imports: []string{console, runtime}},
-		worker:                        {ImportPath: worker, Imports: []string{runtime}},
+		worker:                        {ImportPath: worker, Imports: []string{runtime, store}},
 		runtime:                       {ImportPath: runtime, Imports: []string{worker}},
 		module + "/internal/platform": {ImportPath: module + "/internal/platform", Imports: []string{api, console, worker}},
 		module + "/cmd/appruntime":    {ImportPath: module + "/cmd/appruntime", Imports: []string{api}},
@@ -153,7 +160,8 @@ func TestCheckFindsViolations(t *testing.T) {
 	require(runtime + " imports the front door " + worker)
 	require(models + " imports " + field)
 	require(field + " imports " + store)
-	if len(got) != 4 {
-		t.Errorf("want 4 violations, got %d: %q", len(got), got)
+	require(worker + " imports " + store)
+	if len(got) != 5 {
+		t.Errorf("want 5 violations, got %d: %q", len(got), got)
 	}
 }

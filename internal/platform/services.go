@@ -35,7 +35,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		ConsoleKey: p.Config.ConsoleKey, ConsoleURL: p.Config.ConsoleURL, BundleBaseURL: p.Config.BundleBaseURL,
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
-		PublicAPIURL: p.Config.PublicAPIURL, Store: p.Store, Runtime: p.Runtime,
+		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
 	}
 }
