@@ -2,6 +2,7 @@ package limit_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,4 +119,39 @@ func TestLimiterWithoutRedisIsUnavailable(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	err := limit.NewLimiter(rc, "x:").Allow(context.Background(), "step-1")
 	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err), "%v", err)
+}
+
+// Concurrent calls on two replicas share round trips but not the budget:
+// of 200 calls at once, the burst passes (plus what the calls took to earn
+// back), every other call is a 429 with a Retry-After.
+func TestConcurrentCallsKeepTheLimit(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	ls := []*limit.Limiter{limit.NewLimiter(env.Client, env.Prefix), limit.NewLimiter(env.Client, env.Prefix)}
+
+	const calls = 200
+	errs := make(chan error, calls)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() { errs <- ls[i%2].Allow(context.Background(), "step-1") })
+	}
+	wg.Wait()
+	took := time.Since(start)
+	close(errs)
+	allowed := 0
+	for err := range errs {
+		if err == nil {
+			allowed++
+			continue
+		}
+		require.Equal(t, apperr.RateLimited, apperr.CodeOf(err), "%v", err)
+		var ae *apperr.Error
+		require.ErrorAs(t, err, &ae)
+		require.Greater(t, ae.RetryAfter, time.Duration(0))
+		require.LessOrEqual(t, ae.RetryAfter, emission)
+	}
+	require.LessOrEqual(t, allowed, limit.SurfaceBurst+int(took/emission), "took %s", took)
+	require.GreaterOrEqual(t, allowed, limit.SurfaceBurst-1, "a batch may forfeit a fraction of one call, never more")
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(ls[0].Allow(context.Background(), "step-1")))
 }
