@@ -20,9 +20,21 @@ type readPayload struct {
 // Read runs one `reads` op, or one `http_calls` op (a lookup). A reads op of
 // the same name takes precedence, so a lookup can never shadow a database read.
 func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	r, p, decoded, err := parse[readPayload](body)
-	if err != nil {
-		return Result{}, err
+	// One strict pass as a table read; a body it refuses is most often a
+	// lookup's, whose payload is its placeholder values: one more pass
+	// takes them, and only a body both refuse is decoded in two steps
+	// (ParseRequest, then the payload) for its error message.
+	r, p, decoded := parseOnce[readPayload](body)
+	var values map[string]any
+	valuesDecoded := false
+	if !decoded {
+		r, values, valuesDecoded = parseOnce[map[string]any](body)
+		if !valuesDecoded {
+			var err error
+			if r, err = ParseRequest(body); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	b, err := s.binding(ctx, c)
 	if err != nil {
@@ -30,23 +42,39 @@ func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Resu
 	}
 	if op, ok := b.Read(r.Op); ok {
 		if !decoded {
+			if valuesDecoded {
+				// The values pass kept no raw payload.
+				if r, err = ParseRequest(body); err != nil {
+					return Result{}, err
+				}
+			}
 			if err := decodePayload(r.Payload, &p); err != nil {
 				return Result{}, err
 			}
 		}
 		return s.readRows(ctx, c, b, op, p)
 	}
-	if decoded {
-		// The one-pass decode took the payload as a read's and kept no raw
-		// copy; a lookup's payload is its placeholder values.
-		if r, err = ParseRequest(body); err != nil {
+	call, ok := b.HTTPCall(r.Op)
+	if !ok {
+		return Result{}, opNotAllowed("read", r.Op)
+	}
+	if !valuesDecoded {
+		if decoded {
+			// The one-pass decode took the payload as a read's and kept no
+			// raw copy.
+			if r, err = ParseRequest(body); err != nil {
+				return Result{}, err
+			}
+		}
+		values = map[string]any{}
+		if err := decodePayload(r.Payload, &values); err != nil {
 			return Result{}, err
 		}
 	}
-	if call, ok := b.HTTPCall(r.Op); ok {
-		return s.lookup(ctx, c, call, r)
+	if values == nil {
+		values = map[string]any{}
 	}
-	return Result{}, opNotAllowed("read", r.Op)
+	return s.lookup(ctx, c, call, values)
 }
 
 func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, p readPayload) (Result, error) {
@@ -120,13 +148,9 @@ func readShape(op *binding.Read, p readPayload) (columns []string, limit int, er
 
 // lookup runs an http_calls op: rate-limited per surface, bounded by the
 // process-wide bulkhead, and answered with the upstream's own status and body.
-func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HTTPCall, r Request) (Result, error) {
+func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HTTPCall, values map[string]any) (Result, error) {
 	if s.Gateway == nil {
 		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; http_calls are not served")
-	}
-	values := map[string]any{}
-	if err := decodePayload(r.Payload, &values); err != nil {
-		return Result{}, err
 	}
 	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
 		return Result{}, err

@@ -65,15 +65,24 @@ type envelope[P any] struct {
 // payload; when it is false the verb decodes r.Payload itself (a /read of
 // an http_calls op takes a different payload).
 func parse[P any](body []byte) (r Request, payload P, ok bool, err error) {
-	var e envelope[P]
-	if strictjson.Unmarshal(body, &e) == nil && e.Op != "" && (e.AwaitID == "" || models.IsID(e.AwaitID)) {
-		if e.Payload != nil {
-			payload = *e.Payload
-		}
-		return Request{Op: e.Op, AwaitID: e.AwaitID}, payload, true, nil
+	if r, payload, ok = parseOnce[P](body); ok {
+		return r, payload, true, nil
 	}
 	r, err = ParseRequest(body)
 	return r, payload, false, err
+}
+
+// parseOnce is parse's one strict pass: ok is false when the body is not a
+// request whose payload is a P (r.Payload is never set).
+func parseOnce[P any](body []byte) (r Request, payload P, ok bool) {
+	var e envelope[P]
+	if strictjson.Unmarshal(body, &e) != nil || e.Op == "" || (e.AwaitID != "" && !models.IsID(e.AwaitID)) {
+		return r, payload, false
+	}
+	if e.Payload != nil {
+		payload = *e.Payload
+	}
+	return Request{Op: e.Op, AwaitID: e.AwaitID}, payload, true
 }
 
 // decodePayload decodes a verb's payload (absent or null = empty) into v strictly.
