@@ -76,7 +76,7 @@ func parse[P any](body []byte) (r Request, payload P, ok bool, err error) {
 // request whose payload is a P (r.Payload is never set).
 func parseOnce[P any](body []byte) (r Request, payload P, ok bool) {
 	var e envelope[P]
-	if strictjson.Unmarshal(body, &e) != nil || e.Op == "" || (e.AwaitID != "" && !models.IsID(e.AwaitID)) {
+	if !strictjson.Try(body, &e) || e.Op == "" || (e.AwaitID != "" && !models.IsID(e.AwaitID)) {
 		return r, payload, false
 	}
 	if e.Payload != nil {

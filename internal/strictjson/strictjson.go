@@ -59,6 +59,19 @@ func Unmarshal(data []byte, v any) error {
 	return refuseDuplicates(data)
 }
 
+// Try decodes data into v as Unmarshal would and reports whether it did,
+// without wording a refusal. On a plain body it trusts the fast decoder's
+// refusal, which may refuse what Unmarshal accepts: false means "decide
+// with Unmarshal", never "invalid"; true means Unmarshal accepts data and
+// v holds what it would decode. For a first pass whose refusal only sends
+// the caller down a slower path.
+func Try(data []byte, v any) bool {
+	if plain(data) {
+		return fastDecode(data, v) == nil && duplicateKey(data) == ""
+	}
+	return Unmarshal(data, v) == nil
+}
+
 // fastDecode decodes a plain body (see plain) with goccy/go-json under
 // encoding/json's rules: unknown fields refused, numbers into untyped
 // fields kept as json.Number. It takes about a third of the reference

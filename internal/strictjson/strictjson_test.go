@@ -125,3 +125,27 @@ func BenchmarkUnmarshalRuntimeBody(b *testing.B) {
 		}
 	}
 }
+
+// Try never accepts what Unmarshal refuses, and decodes what it accepts as
+// Unmarshal does.
+func TestTryAcceptsOnlyWhatUnmarshalAccepts(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		``, `{"name":"a","nmae":"b"}`, `{"name":1}`, `{"count":"3"}`, `[1,2]`,
+		`{"name":"a"} {"name":"b"}`, `{"name":`, `{name:1}`, `{"name":"a","name":"b"}`,
+		`{"tags":["x"],"extra":{"k":1,"k":2}}`, `{"name":"\u00e9"}`, `{"count":1e2}`,
+		`{"name":"ok","count":2}`, ` {"tags":["a","b"],"extra":{"k":[1,{"z":null}]},"on":true} `,
+		`{"name":"caf\u00e9","count":12345678901234567}`,
+	} {
+		var tried, ref sample
+		ok := strictjson.Try([]byte(body), &tried)
+		err := strictjson.Unmarshal([]byte(body), &ref)
+		if ok {
+			require.NoError(t, err, body)
+			require.Equal(t, ref, tried, body)
+		}
+		if err != nil {
+			require.False(t, ok, body)
+		}
+	}
+}
