@@ -21,9 +21,9 @@ import (
 // completion is queued (CompleteLater) and an action waits for the queue
 // (Flush) before it records its own feed row.
 //
-// Two writers run side by side. One opens intents, with the database's
+// Writers run side by side. Some (openWriters) open intents, with the database's
 // usual durable commit: an intent must be on disk before the data source may
-// commit. The other completes and drops them on a connection of its own
+// commit. One other completes and drops them on a connection of its own
 // whose commits do not wait for the disk flush (synchronous_commit off on
 // Postgres): what it records is visible at once, and should the platform
 // database crash before flushing it, the intent it removed is still there
@@ -61,6 +61,14 @@ type journalResult struct {
 // errShuttingDown answers what arrives once the journal is closed.
 var errShuttingDown = apperr.New(apperr.Unavailable, "the server is shutting down; retry")
 
+// openWriters is how many writers open intents side by side: while one
+// waits for its batch's durable commit, the next takes what arrived
+// meanwhile, so an open waits for one commit, not the rest of another's.
+// Opens insert independent rows (no lock is taken), so their batches may
+// commit in any order; completions keep one writer, as feed rows keep
+// their order.
+const openWriters = 2
+
 // journalBatch is how many items one statement takes at most.
 const journalBatch = 256
 
@@ -70,8 +78,10 @@ func NewJournal(st *store.Store, log *slog.Logger) *Journal {
 		log = slog.New(slog.DiscardHandler)
 	}
 	j := &Journal{st: st, log: log, opens: make(chan journalItem, journalBatch), settles: make(chan journalItem, journalBatch)}
-	j.wg.Add(2)
-	go j.work(j.opens, &writer{st: st})
+	j.wg.Add(openWriters + 1)
+	for range openWriters {
+		go j.work(j.opens, &writer{st: st})
+	}
 	go j.work(j.settles, &writer{st: st, setup: "SET synchronous_commit = off"})
 	return j
 }
