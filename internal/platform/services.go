@@ -49,5 +49,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
+		QueueConcurrency: p.Config.QueueConcurrency, WorkerQueues: p.Config.WorkerQueues,
+		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns,
 	}
 }
