@@ -12,8 +12,8 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
