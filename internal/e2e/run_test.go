@@ -100,7 +100,7 @@ func newRunStack(t *testing.T) *runStack {
 	rs.P = p
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- web.Serve(ctx, api.New(p), ln, 2*time.Second) }()
+	go func() { done <- web.Serve(ctx, api.New(p.APIServices()), ln, 2*time.Second) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, ignoreCanceled(<-done)) })
 	startWorker(t, p)
 	rs.setUp(t)
