@@ -451,8 +451,13 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		}
 	}
 	fx.workspaceID, fx.agentID, fx.taskID, fx.lookupToolID = ws.ID, agent.ID, task.ID, lookup.ID
+	// A task keeps at most two live sessions, so each surface has a task.
 	for range runSurfaces {
-		s := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID, Status: models.StepCompleted}
+		t := models.Task{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, Status: models.TaskRunning}
+		s := models.Step{ID: models.NewID(), TaskID: t.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID, Status: models.StepCompleted}
+		if err := db.Create(&t).Error; err != nil {
+			return fixture{}, fmt.Errorf("seed task: %w", err)
+		}
 		if err := db.Create(&s).Error; err != nil {
 			return fixture{}, fmt.Errorf("seed step: %w", err)
 		}

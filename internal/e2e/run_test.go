@@ -159,6 +159,9 @@ func (rs *runStack) setUp(t *testing.T) {
 	rs.taskID, rs.stepID = task.ID, step.ID
 	d := rs.must(t, 201, "POST", "/api/app-tools/sessions", rs.tenant.HostToken, map[string]any{"step_id": step.ID})
 	rs.token = d["session_token"].(string)
+	served := d["runtime"].(map[string]any)["tools"]
+	require.ElementsMatch(t, []any{"double", "raise", "sleep", "dial", "vendor", "vendor_quiet", "invoice", "translate", "translate_quiet", "reparse"}, served,
+		"the mint lists the tool ops this deployment runs, not the deleted tool's")
 }
 
 func (rs *runStack) run(t *testing.T, op string, payload any) reply {

@@ -158,6 +158,9 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
 		ServedFunc:    func(name string) bool { return p.ServedCapabilities[name] },
 		VerbsFunc:     func(kind string, spec binding.Spec) []string { return p.Runtime.ServedVerbs(kind, spec) },
+		ToolServedFunc: func(base string) bool {
+			return p.Runtime != nil && p.Runtime.Jobs != nil && p.Runtime.ServedTools[base]
+		},
 	}
 	if err := p.buildAdmin(); err != nil {
 		return nil, err
