@@ -23,10 +23,19 @@ import (
 type AgentFiles struct {
 	Store *store.Store
 	Files *files.Service
+
+	current ttlCache[csvlookup.FileRef]
 }
 
 // Current implements csvlookup.Files.
+// A new upload of the name is seen within rowTTL.
 func (a *AgentFiles) Current(ctx context.Context, t *models.ConfiguredTool, name string) (csvlookup.FileRef, error) {
+	return a.current.get(t.WorkspaceID+"/"+t.AgentID+"/"+name, func() (csvlookup.FileRef, error) {
+		return a.newest(ctx, t, name)
+	})
+}
+
+func (a *AgentFiles) newest(ctx context.Context, t *models.ConfiguredTool, name string) (csvlookup.FileRef, error) {
 	var f models.File
 	err := a.Store.DB.WithContext(ctx).Model(&models.File{}).Select("files.id").
 		Joins("JOIN tasks ON tasks.id = files.task_id").

@@ -44,6 +44,10 @@ type Runner struct {
 	Tools tool.Set
 	// Files resolves structured_data_extraction's file_url; nil answers 501.
 	Files *files.Service
+
+	agents       ttlCache[models.Agent]
+	tools        ttlCache[models.ConfiguredTool]
+	integrations ttlCache[models.Integration]
 }
 
 // Run runs job a whose id (the asynq task id) keys its records, so a job
@@ -82,22 +86,39 @@ func (r *Runner) Run(ctx context.Context, runID string, a jobs.RunTool) (json.Ra
 func (r *Runner) resolve(ctx context.Context, a jobs.RunTool) (tool.Call, error) {
 	db := r.Store.DB.WithContext(ctx)
 	call := tool.Call{BaseTool: a.BaseTool, Input: a.Input}
-	if err := db.Where("id = ? AND workspace_id = ?", a.AgentID, a.WorkspaceID).Take(&call.Agent).Error; err != nil {
-		return call, notFound(err, "the session's agent")
+	agent, err := r.agents.get(a.WorkspaceID+"/"+a.AgentID, func() (models.Agent, error) {
+		var row models.Agent
+		err := db.Where("id = ? AND workspace_id = ?", a.AgentID, a.WorkspaceID).Take(&row).Error
+		return row, notFound(err, "the session's agent")
+	})
+	if err != nil {
+		return call, err
 	}
+	call.Agent = agent
 	if a.ConfiguredToolID != "" {
-		var t models.ConfiguredTool
-		if err := db.Where("id = ? AND agent_id = ? AND workspace_id = ?", a.ConfiguredToolID, a.AgentID, a.WorkspaceID).Take(&t).Error; err != nil {
-			return call, notFound(err, "the configured tool")
+		t, err := r.tools.get(a.WorkspaceID+"/"+a.AgentID+"/"+a.ConfiguredToolID, func() (models.ConfiguredTool, error) {
+			var row models.ConfiguredTool
+			err := db.Where("id = ? AND agent_id = ? AND workspace_id = ?", a.ConfiguredToolID, a.AgentID, a.WorkspaceID).Take(&row).Error
+			return row, notFound(err, "the configured tool")
+		})
+		if err != nil {
+			return call, err
 		}
 		call.Tool = &t
 		if id := integrationID(t); id != "" {
-			var in models.Integration
-			if err := db.Where("id = ? AND workspace_id = ?", id, a.WorkspaceID).Take(&in).Error; err != nil {
+			in, err := r.integrations.get(a.WorkspaceID+"/"+id, func() (models.Integration, error) {
+				var row models.Integration
+				err := db.Where("id = ? AND workspace_id = ?", id, a.WorkspaceID).Take(&row).Error
 				if errors.Is(err, gorm.ErrRecordNotFound) {
-					return call, apperr.Forbiddenf("configured tool %q names an integration outside this workspace", t.DisplayName)
+					return row, apperr.Forbiddenf("configured tool %q names an integration outside this workspace", t.DisplayName)
 				}
-				return call, fmt.Errorf("toolrun: load integration: %w", err)
+				if err != nil {
+					return row, fmt.Errorf("toolrun: load integration: %w", err)
+				}
+				return row, nil
+			})
+			if err != nil {
+				return call, err
 			}
 			call.Integration = &in
 		}
@@ -153,6 +174,9 @@ func (r *Runner) document(ctx context.Context, a jobs.RunTool) (*tool.Document, 
 }
 
 func notFound(err error, what string) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return apperr.Forbiddenf("%s no longer exists", what)
 	}
