@@ -68,7 +68,7 @@ var runBinding = binding.Spec{
 
 func ptr[T any](v T) *T { return &v }
 
-func newRunStack(t *testing.T) *runStack {
+func newRunStack(t *testing.T, opts ...func(*config.Config)) *runStack {
 	t.Helper()
 	rs := &runStack{model: newStandInModel(t), engine: newStandInEngine(t), toolIDs: map[string]string{}}
 	st := testkit.Schema(t)
@@ -81,6 +81,9 @@ func newRunStack(t *testing.T) *runStack {
 	cfg.TaskCheckInterval = config.DefaultTaskCheckInterval
 	cfg.Tools.TranslateURL = rs.engine.URL
 	cfg.Tools.ExtractionBaseURL, cfg.Tools.ExtractionModel = rs.model.URL+"/v1", "stand-in"
+	for _, o := range opts {
+		o(cfg)
+	}
 	log := logging.New(io.Discard, slog.LevelError)
 	if testing.Verbose() {
 		log = logging.New(testWriter{t}, slog.LevelInfo)
@@ -467,4 +470,17 @@ func newStandInEngine(t *testing.T) *standInEngine {
 	}))
 	t.Cleanup(srv.Close)
 	return &standInEngine{URL: srv.URL}
+}
+
+// TestRunOnAWorkerOfSomeQueues: a worker serving only lookup answers
+// lookups while a script waits for a script worker (here: until its
+// deadline), so slow work is placed on machines of its own.
+func TestRunOnAWorkerOfSomeQueues(t *testing.T) {
+	t.Parallel()
+	rs := newRunStack(t, func(c *config.Config) { c.WorkerQueues = []string{"lookup"} })
+	r := rs.run(t, "invoice", map[string]any{"args": []any{1}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Contains(t, string(r.Raw), "ACME")
+	r = rs.run(t, "double", map[string]any{"x": 1})
+	require.Equal(t, 504, r.Status, "no worker serves the script queue: %s", r.Raw)
 }
