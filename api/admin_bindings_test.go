@@ -284,18 +284,8 @@ func TestAdminBindingRefusals(t *testing.T) {
 			`tools[0] "t": unknown tool "Foreign tool": name translate_text or the display name of a configured tool in this workspace`},
 		{"base tool that needs configuring", "b", "rest", "-", oneTool(`{"op":"t","tool":"python_code_tool"}`),
 			`tools[0] "t": tool "python_code_tool" needs configuring; name the display name of a configured python_code_tool (only translate_text is named directly)`},
-		{"csv op lists file_name", "b", "rest", "-", oneTool(`{"op":"t","tool":"CSV lookup","params":["match_criteria","file_name"]}`),
-			`tools[0] "t": params may not list "file_name": the csv_lookup_tool tool "CSV lookup" binds it`},
-		{"postgres query op lists query", "b", "rest", "-", oneTool(`{"op":"t","tool":"Query orders","params":["query"]}`),
-			`tools[0] "t": params may not list "query": the postgres_execute_query tool "Query orders" binds it`},
-		{"mssql query op lists query", "b", "rest", "-", oneTool(`{"op":"t","tool":"Query ledger","params":["query","limit"]}`),
-			`tools[0] "t": params may not list "query": the mssql_execute_query tool "Query ledger" binds it`},
-		{"extraction op lists instructions", "b", "rest", "-", oneTool(`{"op":"t","tool":"Parse again","params":["file_url","instructions"]}`),
-			`tools[0] "t": params may list only file_url and sheets for structured_data_extraction tool "Parse again", not "instructions"; the rest comes from the configured tool`},
 		{"app tool cannot run", "b", "rest", "-", oneTool(`{"op":"t","tool":"Invoice review"}`),
 			`tools[0] "t": configured tool "Invoice review" is an app_tool, which cannot be run from a bundle`},
-		{"every tool of a shared display name is checked", "b", "rest", "-", oneTool(`{"op":"t","tool":"Find vendor","params":["file_name"]}`),
-			`tools[0] "t": params may not list "file_name": the csv_lookup_tool tool "Find vendor" binds it`},
 		{"tool param twice", "b", "rest", "-", oneTool(`{"op":"t","tool":"translate_text","params":["texts","texts"]}`),
 			`tools[0] "t": params: "texts" is listed twice`},
 
@@ -361,6 +351,26 @@ func TestAdminBindingRefusals(t *testing.T) {
 			t.Parallel()
 			r := a.call(t, "POST", "/api/admin/bindings", f.tn.AdminToken, f.bindingBody(tc.name, tc.kind, tc.integration, tc.ops))
 			require.Equal(t, 400, r.Status, "body: %s", r.Raw)
+			require.Equal(t, tc.want, r.Body["error"])
+		})
+	}
+	// A stored setting listed in params is a 403 at save, as /run answers it.
+	for _, tc := range []struct{ label, ops, want string }{
+		{"csv op lists file_name", oneTool(`{"op":"t","tool":"CSV lookup","params":["match_criteria","file_name"]}`),
+			`tools[0] "t": params may not list "file_name" for csv_lookup_tool: it is a stored setting of the configured tool (configured tool "CSV lookup")`},
+		{"postgres query op lists query", oneTool(`{"op":"t","tool":"Query orders","params":["query"]}`),
+			`tools[0] "t": params may not list "query" for postgres_execute_query: it is a stored setting of the configured tool (configured tool "Query orders")`},
+		{"mssql query op lists query", oneTool(`{"op":"t","tool":"Query ledger","params":["query","limit"]}`),
+			`tools[0] "t": params may not list "query" for mssql_execute_query: it is a stored setting of the configured tool (configured tool "Query ledger")`},
+		{"extraction op lists instructions", oneTool(`{"op":"t","tool":"Parse again","params":["file_url","instructions"]}`),
+			`tools[0] "t": params may not list "instructions" for structured_data_extraction: only file_url and sheets come from the bundle (configured tool "Parse again")`},
+		{"every tool of a shared display name is checked", oneTool(`{"op":"t","tool":"Find vendor","params":["file_name"]}`),
+			`tools[0] "t": params may not list "file_name" for csv_lookup_tool: it is a stored setting of the configured tool (configured tool "Find vendor")`},
+	} {
+		t.Run(tc.label, func(t *testing.T) {
+			t.Parallel()
+			r := a.call(t, "POST", "/api/admin/bindings", f.tn.AdminToken, f.bindingBody("b", "rest", "-", tc.ops))
+			require.Equal(t, 403, r.Status, "body: %s", r.Raw)
 			require.Equal(t, tc.want, r.Body["error"])
 		})
 	}

@@ -14,6 +14,7 @@ func (s *server) agentTaskRoutes(app *fiber.App) {
 	app.Post("/api/agent/tasks", agentOnly, s.createAgentTask)
 	app.Get("/api/agent/tasks/:id", agentOnly, s.getAgentTask)
 	app.Post("/api/agent/tasks/:id/steps", agentOnly, s.addAgentTaskStep)
+	s.agentFileRoutes(app)
 }
 
 // agentCaller is the agent an agent token speaks for.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/web"
 )
@@ -34,8 +35,24 @@ func bodyLimit(c *fiber.Ctx) int {
 		return web.MaxUploadBytes
 	case c.Method() == fiber.MethodPost && hasPrefixFold(path, "/api/agent/tasks/") && hasSuffixFold(strings.TrimSuffix(path, "/"), "/replies"):
 		return maxReplyBodyBytes
+	case c.Method() == fiber.MethodPost && isFileUpload(path):
+		return files.MaxFileBytes + fileUploadFraming
 	}
 	return web.DefaultMaxBodyBytes
+}
+
+// fileUploadFraming is what a multipart upload carries besides its file.
+const fileUploadFraming = 64 << 10
+
+// isFileUpload reports whether path is /api/agent/tasks/<id>/files, whose
+// handler streams the body itself (uploadAgentTaskFile).
+func isFileUpload(path string) bool {
+	rest, ok := strings.CutPrefix(strings.ToLower(strings.TrimSuffix(path, "/")), "/api/agent/tasks/")
+	if !ok {
+		return false
+	}
+	id, tail, _ := strings.Cut(rest, "/")
+	return id != "" && tail == "files"
 }
 
 // isBundleUpload reports whether path is /api/admin/bundles or

@@ -11,6 +11,7 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
@@ -50,6 +51,8 @@ type Services struct {
 	Tasks *task.Service
 	// Tools saves configured tools.
 	Tools *toolconfig.Service
+	// Files stores a task's uploaded files; nil answers 501.
+	Files *files.Service
 }
 
 type server struct {

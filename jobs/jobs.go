@@ -102,3 +102,41 @@ type Summary struct {
 
 // Kind implements Args.
 func (Summary) Kind() string { return "summary" }
+
+// RunTool runs one /run of a tool on the worker fleet and records it. The
+// API enqueues it through internal/jobwait (its own task id, an absolute
+// deadline, no retries) and waits for its outcome. Input is the bundle's
+// input already filtered to the binding's params plus the session's ids.
+type RunTool struct {
+	TaskID      string `json:"task_id"`
+	StepID      string `json:"step_id"` // the artifact step: the surface
+	AgentID     string `json:"agent_id"`
+	WorkspaceID string `json:"workspace_id"`
+	// ConfiguredToolID is empty when the base tool is named directly.
+	ConfiguredToolID string          `json:"configured_tool_id,omitempty"`
+	BaseTool         string          `json:"base_tool"`
+	Op               string          `json:"op"`
+	Input            json.RawMessage `json:"input"`
+	// Record leaves a step and a feed card; false leaves no card, and no
+	// step unless the run billed something.
+	Record bool `json:"record"`
+	// Actor is who ran it, as the feed names them (user:… or session:…).
+	Actor string `json:"actor"`
+}
+
+// Kind implements Args.
+func (RunTool) Kind() string { return "run_tool" }
+
+// RunQueue returns the queue class and deadline of a /run of baseTool: the
+// extraction on extract (9 min), python on script (900 s), the lookups on
+// lookup (60 s).
+func RunQueue(q Queues, baseTool string) (queue string, deadline time.Duration) {
+	switch baseTool {
+	case "structured_data_extraction":
+		return q.Extract, ExtractDeadline
+	case "python_code_tool":
+		return q.Script, ScriptDeadline
+	default:
+		return q.Lookup, LookupDeadline
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -28,8 +30,17 @@ type Services struct {
 	Redis  *redis.Client
 	Queues jobs.Queues
 	// Concurrency is how many jobs each queue's server runs at once
-	// (Config.WorkerConcurrency).
+	// (Config.WorkerConcurrency) unless QueueConcurrency names its class.
 	Concurrency int
+	// QueueConcurrency is the concurrency per queue class
+	// (Config.QueueConcurrency).
+	QueueConcurrency map[string]int
+	// WorkerQueues are the queue classes served; empty serves all
+	// (Config.WorkerQueues, `appruntime worker --queues`).
+	WorkerQueues []string
+	// TaskCheckInterval is how often an idle server looks for a job
+	// (Config.TaskCheckInterval): a /run's pickup latency.
+	TaskCheckInterval time.Duration
 	// ShutdownTimeout is how long running jobs may finish at shutdown.
 	ShutdownTimeout time.Duration
 	// OutboxRetention is how long sent outbox rows are kept
@@ -46,6 +57,8 @@ type Services struct {
 	Resumes *review.Resumer
 	// KeyPrefix names the Redis keys job waiters listen on (jobwait).
 	KeyPrefix string
+	// ToolRuns runs /run's jobs (the lookup, extract and script queues).
+	ToolRuns *toolrun.Runner
 	// AgentCalls executes agent tool calls (the lookup queue).
 	AgentCalls *agentcall.Service
 	// Tasks runs the summary pass.
@@ -57,13 +70,16 @@ type Worker struct {
 	Services
 	servers []*asynq.Server
 	muxes   map[string]*asynq.ServeMux // by queue name
+	classes map[string]string          // queue name → class (config.QueueClasses)
 	loops   []func(context.Context)    // background loops (the outbox relay, maintenance)
 }
 
 // New builds a worker with every handler registered.
 func New(svc Services) *Worker {
-	w := &Worker{Services: svc, muxes: map[string]*asynq.ServeMux{}}
-	for _, q := range []string{svc.Queues.Lookup, svc.Queues.Extract, svc.Queues.Script, svc.Queues.Events} {
+	w := &Worker{Services: svc, muxes: map[string]*asynq.ServeMux{}, classes: map[string]string{
+		svc.Queues.Lookup: "lookup", svc.Queues.Extract: "extract", svc.Queues.Script: "script", svc.Queues.Events: "events",
+	}}
+	for q := range w.classes {
 		mux := asynq.NewServeMux()
 		mux.Use(jobLogging)
 		w.muxes[q] = mux
@@ -77,6 +93,7 @@ func (w *Worker) register() {
 	w.registerEvents()
 	w.registerMaintenance()
 	w.registerAgentTools()
+	w.registerRuns()
 }
 
 // Run processes jobs until ctx is done, then stops taking new jobs and waits
@@ -84,13 +101,22 @@ func (w *Worker) register() {
 func (w *Worker) Run(ctx context.Context) error {
 	logger := &asynqLogger{log: w.Log}
 	for q, mux := range w.muxes {
+		class := w.classes[q]
+		if len(w.WorkerQueues) > 0 && !slices.Contains(w.WorkerQueues, class) {
+			continue
+		}
+		concurrency := w.QueueConcurrency[class]
+		if concurrency == 0 {
+			concurrency = w.Concurrency
+		}
 		srv := asynq.NewServerFromRedisClient(w.Redis, asynq.Config{
-			Concurrency:     w.Concurrency,
-			Queues:          map[string]int{q: 1},
-			ShutdownTimeout: w.ShutdownTimeout,
-			RetryDelayFunc:  retryDelay,
-			Logger:          logger,
-			LogLevel:        asynq.WarnLevel,
+			Concurrency:       concurrency,
+			TaskCheckInterval: w.TaskCheckInterval,
+			Queues:            map[string]int{q: 1},
+			ShutdownTimeout:   w.ShutdownTimeout,
+			RetryDelayFunc:    retryDelay,
+			Logger:            logger,
+			LogLevel:          asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 				w.Log.WarnContext(jobContext(ctx, t), "job failed", "error", err.Error())
 			}),

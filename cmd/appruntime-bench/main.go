@@ -39,12 +39,16 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -82,6 +86,8 @@ type options struct {
 	rounds      int
 	uploads     int // concurrent anonymous uploads of the flood phase; 0 skips it
 	uploadSize  int
+	verbs       bool // measure /read and /write (and the flood)
+	run         runOptions
 }
 
 func run(args []string) error {
@@ -97,6 +103,11 @@ func run(args []string) error {
 	fs.IntVar(&o.rounds, "rounds", 5, "alternating baseline/appruntime rounds the measurement time is split into")
 	fs.IntVar(&o.uploads, "uploads", 200, "concurrent anonymous uploads of the memory phase (0 skips it)")
 	fs.IntVar(&o.uploadSize, "upload-size", 4<<20, "bytes each anonymous upload sends")
+	fs.BoolVar(&o.verbs, "verbs", true, "measure /read and /write and the upload flood (false: only the /run phase)")
+	fs.IntVar(&o.run.trips, "run-trips", 1000, "sequential /run and raw round trips each (0 skips the /run phase)")
+	fs.IntVar(&o.run.jobs, "run-jobs", 2000, "jobs per drain of the /run phase")
+	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
+	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -138,7 +149,9 @@ func run(args []string) error {
 
 	api := command(ctx, o.appruntime, env, "api")
 	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL)
-	for _, p := range []*exec.Cmd{api, base} {
+	worker := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
+		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String()), "worker")
+	for _, p := range []*exec.Cmd{api, base, worker} {
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
 		if err := p.Start(); err != nil {
 			return err
@@ -151,6 +164,9 @@ func run(args []string) error {
 	token, err := mint("http://"+apiAddr, fx.hostToken, fx.stepID)
 	if err != nil {
 		return err
+	}
+	if !o.verbs {
+		return finishWithRun(ctx, o, apiAddr, fx, "")
 	}
 
 	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n\n",
@@ -229,7 +245,33 @@ func run(args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f\n", readRatio, writeRatio, ratio["lookup"])
+	return finishWithRun(ctx, o, apiAddr, fx, fmt.Sprintf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f", readRatio, writeRatio, ratio["lookup"]))
+}
+
+// finishWithRun runs the /run phase and prints the last line: the verbs'
+// ratios (when measured) and run_overhead_ms.
+func finishWithRun(ctx context.Context, o options, apiAddr string, fx fixture, ratios string) error {
+	if o.run.trips <= 0 {
+		fmt.Println(ratios)
+		return nil
+	}
+	opt, err := redis.ParseURL(o.redisURL)
+	if err != nil {
+		return err
+	}
+	rc := redis.NewClient(opt)
+	defer rc.Close()
+	tokens := make([]string, len(fx.runStepIDs))
+	for i, id := range fx.runStepIDs {
+		if tokens[i], err = mint("http://"+apiAddr, fx.hostToken, id); err != nil {
+			return err
+		}
+	}
+	overhead, err := runPhase(ctx, o.run, rc, apiAddr, tokens, fx)
+	if err != nil {
+		return err
+	}
+	fmt.Println(strings.TrimSpace(fmt.Sprintf("%s run_overhead_ms=%.2f", ratios, overhead)))
 	return nil
 }
 
@@ -343,7 +385,16 @@ type fixture struct {
 	hostToken string
 	stepID    string
 	dataDSN   string
+	// The /run phase's tenant ids, its CSV lookup tool, and the steps whose
+	// sessions share its round trips (each surface is limited to 5/s).
+	workspaceID, agentID, taskID string
+	lookupToolID                 string
+	runStepIDs                   []string
 }
+
+// runSurfaces is how many steps the /run phase's round trips rotate over:
+// enough that none of them exceeds the per-surface burst.
+const runSurfaces = 128
 
 // seed creates the platform rows (tenant, data-source integration, binding
 // with a one-row read and a one-row write, app tool, task, step) in the
@@ -383,7 +434,10 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		Reads:     []binding.Read{{Op: "get_item", Table: "bench_items", Columns: []string{"id", "name", "n"}, Filterable: []string{"id"}, Limit: 1}},
 		Writes:    []binding.Write{{Op: "set_n", Table: "bench_items", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"n"}}},
 		HTTPCalls: []binding.HTTPCall{{Op: "lookup_item", Method: "GET", URL: upstreamURL + "/items/{{id}}"}},
+		Tools:     []binding.Tool{{Op: "lookup", Tool: "bench lookup", Params: []string{"match_criteria", "return_columns"}, Record: new(false)}},
 	}
+	lookup := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, DisplayName: "bench lookup",
+		BaseTool: models.BaseCSVLookup, Config: models.MustJSON(map[string]any{"file_name": "bench.csv"})}
 	b := models.Binding{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench", BindingKind: binding.KindPostgres,
 		IntegrationID: &integ.ID, AllowedOperations: models.MustJSON(spec), Version: 1}
 	bundle := models.Bundle{ID: models.NewID(), Version: 1, WorkspaceID: ws.ID, Name: "bench", SHA256: "-", ContentType: "text/html", StorageKey: "-"}
@@ -391,10 +445,26 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		BaseTool: models.BaseAppTool, BundleID: &bundle.ID, BindingID: &b.ID}
 	task := models.Task{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, Status: models.TaskRunning}
 	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID, Status: models.StepCompleted}
-	for _, row := range []any{&ws, &user, &agent, &integ, &b, &bundle, &tool, &task, &step} {
+	for _, row := range []any{&ws, &user, &agent, &integ, &b, &bundle, &tool, &lookup, &task, &step} {
 		if err := db.Create(row).Error; err != nil {
 			return fixture{}, fmt.Errorf("seed %T: %w", row, err)
 		}
+	}
+	fx.workspaceID, fx.agentID, fx.taskID, fx.lookupToolID = ws.ID, agent.ID, task.ID, lookup.ID
+	// A task keeps at most two live sessions, so each surface has a task.
+	for range runSurfaces {
+		t := models.Task{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, Status: models.TaskRunning}
+		s := models.Step{ID: models.NewID(), TaskID: t.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID, Status: models.StepCompleted}
+		if err := db.Create(&t).Error; err != nil {
+			return fixture{}, fmt.Errorf("seed task: %w", err)
+		}
+		if err := db.Create(&s).Error; err != nil {
+			return fixture{}, fmt.Errorf("seed step: %w", err)
+		}
+		fx.runStepIDs = append(fx.runStepIDs, s.ID)
+	}
+	if err := seedCSV(ctx, st, secretsKey, task.ID); err != nil {
+		return fixture{}, err
 	}
 	_, fx.hostToken, err = auth.IssueToken(ctx, st.DB, ws.ID, models.ScopeHost, "bench", &user.ID, nil)
 	fx.stepID = step.ID
@@ -417,6 +487,22 @@ func serveUpstream(ctx context.Context) (string, error) {
 	go func() { _ = srv.Serve(ln) }()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	return "http://" + ln.Addr().String(), nil
+}
+
+// seedCSV uploads bench.csv (id,name; rows rows) to the task, as an agent
+// would, for the CSV lookup of the /run phase.
+func seedCSV(ctx context.Context, st *store.Store, secretsKey []byte, taskID string) error {
+	svc, err := files.New(files.Options{Store: st, Blobs: storage.NewDatabase(st.DB), SecretsKey: secretsKey, PublicAPIURL: "http://127.0.0.1"})
+	if err != nil {
+		return err
+	}
+	var csv strings.Builder
+	csv.WriteString("id,name\n")
+	for i := 1; i <= rows; i++ {
+		fmt.Fprintf(&csv, "%d,item %d\n", i, i)
+	}
+	_, err = svc.Upload(ctx, taskID, "bench.csv", "text/csv", strings.NewReader(csv.String()))
+	return err
 }
 
 // freshDatabase drops and creates database name on the server of adminURL

@@ -153,6 +153,9 @@ func runDev(ctx context.Context, args []string) error {
 // applyDevDefaults fills what the environment left unset with embedded
 // defaults: a SQLite file and the generated keys. Redis is filled by the caller.
 func applyDevDefaults(cfg *config.Config, dir string, s devSecrets) error {
+	if cfg.BlobDir == "" {
+		cfg.BlobDir = filepath.Join(dir, "blobs")
+	}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = "sqlite:" + filepath.Join(dir, "dev.db")
 	}

@@ -17,7 +17,7 @@ commands:
   dev       everything in one process on embedded defaults, seeded with a demo
   api       the JSON API (runtime verbs, host, agent and admin endpoints)
   console   the server-rendered admin console
-  worker    the background job fleet (queues, outbox relay)
+  worker    the background job fleet (queues, outbox relay); --queues lookup,script serves some queues only
   migrate   apply database migrations (and report bindings that break a rule)
   workspace create NAME
             create a workspace and print its first admin token (operators only)
@@ -43,7 +43,7 @@ func main() {
 	case "console":
 		err = runConsole(ctx)
 	case "worker":
-		err = runWorker(ctx)
+		err = runWorker(ctx, os.Args[2:])
 	case "migrate":
 		err = runMigrate(ctx)
 	case "workspace":

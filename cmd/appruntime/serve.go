@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -37,8 +39,26 @@ func runConsole(ctx context.Context) error {
 	})
 }
 
-func runWorker(ctx context.Context) error {
+// runWorker runs the worker; --queues (or WORKER_QUEUES) names the queue
+// classes it serves, all when unset.
+func runWorker(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	queueList := fs.String("queues", "", "comma-separated queue classes to serve: "+strings.Join(config.QueueClasses, ","))
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	var only []string
+	if *queueList != "" {
+		qs, err := config.ParseQueueList(*queueList)
+		if err != nil {
+			return fmt.Errorf("--queues: %w", err)
+		}
+		only = qs
+	}
 	return withPlatform(ctx, config.RoleWorker, func(p *platform.Platform) error {
+		if only != nil {
+			p.Config.WorkerQueues = only
+		}
 		return worker.New(p.WorkerServices()).Run(ctx)
 	})
 }

@@ -70,6 +70,9 @@ type Runtime struct {
 	// HostCapabilities is the subset of Capabilities the browser host
 	// performs over bridge messages; /capability refuses them.
 	HostCapabilities []string `json:"host_capabilities"`
+	// Tools are the binding's `tools` ops whose tool this deployment runs,
+	// so a bundle can hide a control whose /run would answer 501.
+	Tools []string `json:"tools"`
 	// Params is the step's params: seed 000's "forwarded as runtime.params".
 	Params json.RawMessage `json:"params"`
 }
@@ -89,6 +92,9 @@ type Minter struct {
 	// VerbsFunc returns the verbs this deployment serves for a binding of
 	// kind with spec (runtime.Service.ServedVerbs); nil advertises Verbs.
 	VerbsFunc func(kind string, spec binding.Spec) []string
+	// ToolServedFunc reports whether this deployment runs a base tool; nil
+	// runs none.
+	ToolServedFunc func(baseTool string) bool
 }
 
 // MintRequest is a host's request for a session on one step.
@@ -150,6 +156,13 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 	if m.VerbsFunc != nil {
 		verbs = m.VerbsFunc(bind.BindingKind, spec)
 	}
+	tools, err := m.servedTools(db, task, spec)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	if m.VerbsFunc != nil {
+		verbs = withRun(verbs, len(tools) > 0)
+	}
 
 	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
 		WorkspaceID: req.WorkspaceID, TaskID: task.ID, AgentID: task.AgentID, StepID: step.ID,
@@ -183,6 +196,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 			Versions:         Versions,
 			Capabilities:     capabilities,
 			HostCapabilities: host,
+			Tools:            tools,
 			Params:           params,
 		},
 	}, nil
@@ -265,4 +279,57 @@ func stepAwait(db *gorm.DB, step models.Step) (*string, bool, error) {
 		return nil, false, fmt.Errorf("artifact: load await: %w", err)
 	}
 	return &aw.ID, aw.Status == models.AwaitPending, nil
+}
+
+// servedTools lists the binding's tool ops whose tool /run can run here:
+// a configured tool of the task's agent (by display name) or translate_text
+// named directly, with its base tool served.
+func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec binding.Spec) ([]string, error) {
+	out := []string{}
+	if m.ToolServedFunc == nil || len(spec.Tools) == 0 {
+		return out, nil
+	}
+	names := make([]string, 0, len(spec.Tools))
+	for _, t := range spec.Tools {
+		names = append(names, t.Tool)
+	}
+	var rows []models.ConfiguredTool
+	if err := db.Select("display_name", "base_tool").
+		Where("agent_id = ? AND workspace_id = ? AND display_name IN ?", task.AgentID, task.WorkspaceID, names).
+		Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("artifact: load run tools: %w", err)
+	}
+	base := map[string]string{models.BaseTranslateText: models.BaseTranslateText}
+	for _, r := range rows {
+		if r.BaseTool != models.BaseAppTool {
+			base[r.DisplayName] = r.BaseTool
+		}
+	}
+	for _, t := range spec.Tools {
+		if b, ok := base[t.Tool]; ok && m.ToolServedFunc(b) {
+			out = append(out, t.Op)
+		}
+	}
+	return out, nil
+}
+
+// withRun returns verbs with "run" in its place when the binding has a tool
+// op this deployment runs (which needs the tools' rows to know), else
+// without it.
+func withRun(verbs []string, run bool) []string {
+	out := make([]string, 0, len(verbs)+1)
+	for _, v := range verbs {
+		if v == "run" {
+			continue
+		}
+		if v == "capability" && run {
+			out = append(out, "run")
+			run = false
+		}
+		out = append(out, v)
+	}
+	if run {
+		out = append(out, "run")
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/strictjson"
+	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -55,22 +56,12 @@ var (
 	headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
-// paramsAllowed limits what a bundle may supply to tools whose stored
-// settings must never come from a request (seed 000, "Running a configured
-// tool"): nil means any key except those in paramsRefused.
-var (
-	extractionParams = []string{"file_url", "sheets"}
-	paramsRefused    = map[string][]string{
-		models.BaseCSVLookup:     {"file_name"},
-		models.BasePostgresQuery: {"query"},
-		models.BaseMSSQLQuery:    {"query"},
-	}
-)
-
 // Validate checks a binding before it is saved and returns its parsed
 // allowed_operations. Every refusal is an apperr.Invalid (400) whose message
 // names the offending entry, such as
-// `writes[1] "save_line": key_columns is required for mode update`.
+// `writes[1] "save_line": key_columns is required for mode update`, except a
+// tools op whose params list a configured tool's stored setting: a 403, as
+// /run answers it (tool.CheckParams).
 // db is used to resolve integrations and configured tools within workspaceID.
 func Validate(ctx context.Context, db *gorm.DB, workspaceID string, in Input) (Spec, error) {
 	if _, err := field.Name(in.Name, "name", MaxNameLength); err != nil {
@@ -562,8 +553,13 @@ func (v *validator) tools(s *Spec) error {
 		// Display names are unique per agent, not per workspace: the tool run
 		// is the one of the session's agent, so every candidate must pass.
 		for _, ct := range configured {
-			if err := checkToolParams(t, ct); err != nil {
-				return apperr.Invalidf("%s: %s", label, err)
+			if ct.BaseTool == models.BaseAppTool {
+				return apperr.Invalidf("%s: configured tool %q is an %s, which cannot be run from a bundle", label, ct.DisplayName, models.BaseAppTool)
+			}
+			// The same rule /run applies, with the same 403 (seed 000).
+			if err := tool.CheckParams(ct.BaseTool, t.Params); err != nil {
+				_, _, msg := apperr.Public(err)
+				return apperr.Forbiddenf("%s: %s (configured tool %q)", label, msg, ct.DisplayName)
 			}
 		}
 	}
@@ -589,29 +585,6 @@ func checkParams(params []string) error {
 			return fmt.Errorf("params: %q is listed twice", p)
 		}
 		seen[p] = true
-	}
-	return nil
-}
-
-// checkToolParams refuses params that would let a request supply what the
-// configured tool binds (seed 000's table of base tools).
-func checkToolParams(t *Tool, ct configuredTool) error {
-	if ct.BaseTool == models.BaseAppTool {
-		return fmt.Errorf("configured tool %q is an %s, which cannot be run from a bundle", ct.DisplayName, models.BaseAppTool)
-	}
-	if ct.BaseTool == models.BaseExtraction {
-		for _, p := range t.Params {
-			if !slices.Contains(extractionParams, p) {
-				return fmt.Errorf("params may list only %s for %s tool %q, not %q; the rest comes from the configured tool",
-					strings.Join(extractionParams, " and "), ct.BaseTool, ct.DisplayName, p)
-			}
-		}
-		return nil
-	}
-	for _, p := range t.Params {
-		if slices.Contains(paramsRefused[ct.BaseTool], p) {
-			return fmt.Errorf("params may not list %q: the %s tool %q binds it", p, ct.BaseTool, ct.DisplayName)
-		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,16 @@ type Config struct {
 	BlobDir string
 
 	WorkerConcurrency int
+	// QueueConcurrency is the worker's concurrency per queue class
+	// (WORKER_CONCURRENCY_LOOKUP, _EXTRACT, _SCRIPT, _EVENTS; each defaults
+	// to WORKER_CONCURRENCY), so slow work never takes fast work's slots.
+	QueueConcurrency map[string]int
+	// WorkerQueues are the queue classes this worker serves (WORKER_QUEUES
+	// or `appruntime worker --queues lookup,script`); empty serves all.
+	WorkerQueues []string
+	// TaskCheckInterval is how often an idle asynq server looks for a new
+	// job (WORKER_TASK_CHECK_INTERVAL): a /run's pickup latency.
+	TaskCheckInterval time.Duration
 	LookupConcurrency int           // process-wide bulkhead for lookups
 	LookupWait        time.Duration // how long a lookup waits for the bulkhead before 503
 	ShutdownTimeout   time.Duration // how long SIGTERM waits for in-flight work
@@ -121,6 +132,38 @@ const (
 	MaxPythonCPUTime       = 900 * time.Second
 	MaxSQLStatementTimeout = 60 * time.Second
 )
+
+// QueueClasses are the worker's queue classes (jobs.Queues' fields).
+var QueueClasses = []string{"lookup", "extract", "script", "events"}
+
+// DefaultTaskCheckInterval is WORKER_TASK_CHECK_INTERVAL's default: a
+// waiting /run's job is picked up within it (asynq's own default is 1 s).
+const DefaultTaskCheckInterval = 5 * time.Millisecond
+
+// ParseQueueList reads a comma-separated list of queue classes.
+func ParseQueueList(v string) ([]string, error) {
+	var out []string
+	for _, q := range strings.Split(v, ",") {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			continue
+		}
+		if !slices.Contains(QueueClasses, q) {
+			return nil, fmt.Errorf("unknown queue %q (want some of %s)", q, strings.Join(QueueClasses, ","))
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// queueList reads a variable of queue classes.
+func (r *reader) queueList(name string) []string {
+	qs, err := ParseQueueList(r.getenv(name))
+	if err != nil {
+		r.fail(name, err.Error())
+	}
+	return qs
+}
 
 // DefaultRedisKeyPrefix is REDIS_KEY_PREFIX's default; with it the queues
 // keep their plain names (jobs.DefaultQueues).
@@ -206,6 +249,12 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
 	c.BundleBaseURL = r.url("BUNDLE_BASE_URL", strings.TrimRight(c.PublicAPIURL, "/")+"/bundles")
 	c.Tools = r.tools(c)
+	c.QueueConcurrency = map[string]int{}
+	for _, q := range QueueClasses {
+		c.QueueConcurrency[q] = r.int("WORKER_CONCURRENCY_"+strings.ToUpper(q), c.WorkerConcurrency, 1, 1000)
+	}
+	c.WorkerQueues = r.queueList("WORKER_QUEUES")
+	c.TaskCheckInterval = r.durationIn("WORKER_TASK_CHECK_INTERVAL", DefaultTaskCheckInterval, time.Millisecond, time.Second)
 	c.SessionKeys = r.keyRing("SESSION_KEYS")
 	c.SecretsKey = r.key("SECRETS_KEY")
 	c.ConsoleKey = r.key("CONSOLE_SESSION_KEY")

@@ -270,6 +270,16 @@ func toWire(err error) *wireError {
 	return w
 }
 
+// publishScript stores an outcome unless one is stored already, and only
+// then publishes it: one round trip.
+var publishScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('PUBLISH', ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+`)
+
 // publish stores the outcome (once: a second run of the same job finds it
 // stored and publishes nothing) and notifies the waiter.
 func publish(ctx context.Context, rc redis.UniversalClient, k keys, id string, o outcome, deadline time.Time) error {
@@ -280,15 +290,8 @@ func publish(ctx context.Context, rc redis.UniversalClient, k keys, id string, o
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
 	ttl := time.Until(deadline) + resultLinger
-	stored, err := rc.SetNX(pctx, k.result(id), msg, ttl).Result()
-	if err != nil {
-		return fmt.Errorf("jobwait: store outcome: %w", err)
-	}
-	if !stored {
-		return nil
-	}
-	if err := rc.Publish(pctx, k.channel(id), msg).Err(); err != nil {
-		// The waiter finds the stored outcome by polling.
+	if err := publishScript.Run(pctx, rc, []string{k.result(id)}, msg, ttl.Milliseconds(), k.channel(id)).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		// The waiter still finds a stored outcome by polling.
 		return fmt.Errorf("jobwait: publish outcome: %w", err)
 	}
 	return nil

@@ -42,7 +42,9 @@ local hold = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('ZADD', KEYS[1], now + hold, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], hold)
+  if redis.call('PTTL', KEYS[1]) < hold then
+    redis.call('PEXPIRE', KEYS[1], hold)
+  end
   return -1
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -70,9 +72,24 @@ func NewSemaphore(rc redis.UniversalClient, keyPrefix, name string, slots int, h
 // again does nothing), or a 429 (apperr.RateLimited) with a RetryAfter when
 // every slot is taken.
 func (s *Semaphore) Acquire(ctx context.Context, surface string) (release func(), err error) {
+	return s.acquire(ctx, surface, s.hold)
+}
+
+// AcquireUntil is Acquire for work that ends by deadline: the slot of a
+// holder that never releases it frees itself then (at most the
+// semaphore's hold from now).
+func (s *Semaphore) AcquireUntil(ctx context.Context, surface string, deadline time.Time) (release func(), err error) {
+	hold := min(time.Until(deadline), s.hold)
+	if hold < time.Millisecond {
+		hold = time.Millisecond
+	}
+	return s.acquire(ctx, surface, hold)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, surface string, hold time.Duration) (release func(), err error) {
 	token := newToken()
 	key := s.prefix + surface
-	wait, err := acquireScript.Run(ctx, s.rc, []string{key}, s.slots, s.hold.Milliseconds(), token).Int64()
+	wait, err := acquireScript.Run(ctx, s.rc, []string{key}, s.slots, hold.Milliseconds(), token).Int64()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("limit: semaphore: %w", ctx.Err())

@@ -104,3 +104,31 @@ func TestSemaphoreUnderContention(t *testing.T) {
 		r()
 	}
 }
+
+// TestSemaphoreSlotExpiresAtItsDeadline: a holder that never releases
+// frees its slot at the deadline it was acquired until, and a shorter
+// deadline never shortens a longer holder's entry.
+func TestSemaphoreSlotExpiresAtItsDeadline(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	sem := limit.NewSemaphore(env.Client, env.Prefix, "extract", limit.ExtractionSlotsPerSurface, limit.ExtractionHold)
+	ctx := context.Background()
+	long, err := sem.AcquireUntil(ctx, "s", time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	defer long()
+	_, err = sem.AcquireUntil(ctx, "s", time.Now().Add(300*time.Millisecond)) // never released
+	require.NoError(t, err)
+	_, err = sem.AcquireUntil(ctx, "s", time.Now().Add(time.Minute))
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err), "both slots are taken")
+	require.Eventually(t, func() bool {
+		release, err := sem.AcquireUntil(ctx, "s", time.Now().Add(time.Minute))
+		if err == nil {
+			release()
+		}
+		return err == nil
+	}, 3*time.Second, 50*time.Millisecond, "the abandoned slot frees at its deadline")
+	_, err = sem.AcquireUntil(ctx, "s", time.Now().Add(time.Minute))
+	require.NoError(t, err, "the long holder's entry survived the short one's expiry")
+	_, err = sem.AcquireUntil(ctx, "s", time.Now().Add(time.Minute))
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err), "the long holder still holds its slot")
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
@@ -33,8 +34,11 @@ import (
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/internal/tool/csvlookup"
+	"github.com/appruntime/appruntime/internal/tool/toolset"
 	"github.com/appruntime/appruntime/internal/tool/translate"
 	"github.com/appruntime/appruntime/internal/toolconfig"
+	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -111,14 +115,19 @@ type Platform struct {
 	// Identity mints the identity tokens of agent tools' app targets and
 	// publishes their keys (JWKS); its ring is derived from SESSION_KEYS.
 	Identity *agenttool.IdentitySigner
-	// RunJobs enqueues jobs the API waits for (agent tool calls on the
-	// lookup queue) and waits for their outcomes.
-	RunJobs *jobwait.Waiter
 	// AgentCalls saves agent tool declarations and runs their calls and
 	// pending-input buttons.
 	AgentCalls *agentcall.Service
 	// Replies stores agents' HTML assets and their replies (app blocks).
 	Replies *reply.Service
+	// Files keeps a task's files and signs their managed-storage URLs; nil
+	// when the process has no SECRETS_KEY to sign with.
+	Files *files.Service
+	// RunJobs enqueues the jobs the API waits for (/run's tools, agent tool
+	// calls) and waits for their outcomes.
+	RunJobs *jobwait.Waiter
+	// ToolRuns runs /run's jobs on the worker with the configured executors.
+	ToolRuns *toolrun.Runner
 
 	closers []func()
 }
@@ -149,6 +158,9 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
 		ServedFunc:    func(name string) bool { return p.ServedCapabilities[name] },
 		VerbsFunc:     func(kind string, spec binding.Spec) []string { return p.Runtime.ServedVerbs(kind, spec) },
+		ToolServedFunc: func(base string) bool {
+			return p.Runtime != nil && p.Runtime.Jobs != nil && p.Runtime.ServedTools[base]
+		},
 	}
 	if err := p.buildAdmin(); err != nil {
 		return nil, err
@@ -165,6 +177,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	p.Gateway = gateway.New(gateway.Options{
 		Allow: o.Config.OutboundAllow, Integrations: gateway.NewDBIntegrations(o.Store.DB), Secrets: p.Secrets, Log: o.Log,
 	})
+	p.buildTools()
 	journal := runtime.NewJournal(o.Store, o.Log)
 	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
@@ -174,6 +187,8 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
+		Jobs:         p.RunJobs, Queues: o.Queues, ExtractionSlots: p.ExtractionSlots,
+		ServedTools: toolset.Served(o.Config, p.Files != nil),
 	}
 	if err := p.buildAgentTools(); err != nil {
 		return nil, err
@@ -198,8 +213,6 @@ func (p *Platform) buildAgentTools() error {
 		Allow: o.Config.OutboundAllow, Signer: p.Identity, Log: o.Log,
 		Builtins: tool.Set{models.BaseTranslateText: translate.New(engine)},
 	})
-	p.RunJobs = jobwait.NewWaiter(o.Redis, o.KeyPrefix, o.Log)
-	p.onClose(p.RunJobs.Close)
 	p.AgentCalls = agentcall.NewService(agentcall.Options{
 		Store: o.Store, Dispatcher: dispatcher, Log: o.Log, Jobs: p.RunJobs, Queue: o.Queues.Lookup,
 		Components:   agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(o.Store.DB), Box: p.Secrets},
@@ -207,6 +220,26 @@ func (p *Platform) buildAgentTools() error {
 	})
 	p.Replies = reply.NewService(o.Store, p.Storage)
 	return nil
+}
+
+// buildTools builds the task files, the /run waiter and the executors the
+// worker runs /run's jobs with.
+func (p *Platform) buildTools() {
+	o := p.Options
+	if f, err := files.New(files.Options{Store: o.Store, Blobs: p.Storage, SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL}); err == nil {
+		p.Files = f
+	} else {
+		o.Log.Debug("task files disabled", "reason", err.Error())
+	}
+	p.RunJobs = jobwait.NewWaiter(o.Redis, o.KeyPrefix, o.Log)
+	p.onClose(p.RunJobs.Close)
+	var csvFiles csvlookup.Files
+	if p.Files != nil {
+		csvFiles = &toolrun.AgentFiles{Store: o.Store, Files: p.Files}
+	}
+	set, closeTools := toolset.New(o.Config, p.Secrets, csvFiles)
+	p.onClose(closeTools)
+	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files}
 }
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime
@@ -239,7 +272,11 @@ func (p *Platform) buildAdmin() error {
 		}
 		p.Secrets = box
 	}
-	p.Storage = storage.NewDatabase(o.Store.DB)
+	blobs, err := storage.Open(o.Config, o.Store.DB)
+	if err != nil {
+		return err
+	}
+	p.Storage = blobs
 	p.Bundles = bundle.NewService(bundle.Options{
 		Store: o.Store, Blobs: p.Storage, Log: o.Log,
 		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL,

@@ -24,7 +24,7 @@ func (p *Platform) APIServices() api.Services {
 		Log: p.Log, Health: p.health(),
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
-		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
+		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity, Files: p.Files,
 	}
 }
 
@@ -49,5 +49,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
+		QueueConcurrency: p.Config.QueueConcurrency, WorkerQueues: p.Config.WorkerQueues,
+		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns,
 	}
 }

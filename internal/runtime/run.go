@@ -2,16 +2,34 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/jobwait"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/jobs"
+	"github.com/appruntime/appruntime/models"
 )
 
-// Run runs a `tools` op. No tool executor is wired into this deployment yet
-// (python sandbox, lookup broker, translation, extraction), so a granted op
-// answers 501 as seed 000 prescribes for a tool whose backing service the
-// deployment lacks; an op the binding does not grant is 403.
+// RunJobs runs a /run job on the worker fleet and waits for its outcome
+// (internal/jobwait.Waiter).
+type RunJobs interface {
+	Do(ctx context.Context, job jobwait.Job) (json.RawMessage, error)
+}
+
+// Run runs a `tools` op on the worker fleet and waits for it. The op maps to
+// a configured tool (by display name, within the session's agent and
+// workspace) or a base tool named directly; only the input keys the op
+// lists reach the tool, and the session's ids always win. A binding that
+// lists a stored setting in params is 403; a tool that is neither is 501.
 func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Result, error) {
 	r, err := ParseRequest(body)
 	if err != nil {
@@ -25,14 +43,91 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 	if !ok {
 		return Result{}, opNotAllowed("run", r.Op)
 	}
-	var params map[string]any
-	if err := decodePayload(r.Payload, &params); err != nil {
+	var payload map[string]json.RawMessage
+	if err := decodePayload(r.Payload, &payload); err != nil {
 		return Result{}, err
 	}
 	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
 		return Result{}, err
 	}
-	return Result{}, apperr.NotImplementedf("this deployment has no executor for tool %q", op.Tool)
+	toolID, base, err := s.resolveTool(ctx, c, op.Tool)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := tool.CheckParams(base, op.Params); err != nil {
+		return Result{}, err
+	}
+	if s.Jobs == nil || !s.ServedTools[base] {
+		return Result{}, apperr.NotImplementedf("this deployment has no executor for tool %q", op.Tool)
+	}
+	input, err := runInput(c, op.Params, payload)
+	if err != nil {
+		return Result{}, err
+	}
+	queue, budget := jobs.RunQueue(s.Queues, base)
+	if s.RunDeadlineFunc != nil {
+		budget = s.RunDeadlineFunc(base)
+	}
+	deadline := time.Now().Add(budget)
+	if base == models.BaseExtraction {
+		release, err := s.ExtractionSlots.AcquireUntil(ctx, c.Surface(), deadline)
+		if err != nil {
+			return Result{}, err
+		}
+		defer release()
+	}
+	out, err := s.Jobs.Do(ctx, jobwait.Job{
+		Args: jobs.RunTool{
+			TaskID: c.TaskID, StepID: c.StepID, AgentID: c.AgentID, WorkspaceID: c.WorkspaceID,
+			ConfiguredToolID: toolID, BaseTool: base, Op: op.Op, Input: input, Record: op.Records(), Actor: actor(c),
+		},
+		Queue: queue, Deadline: deadline, Headers: requestid.TaskHeaders(ctx),
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Kind: "run", Body: out}, nil
+}
+
+// resolveTool finds the tool an op names: a configured tool of the
+// session's agent and workspace by display name, else a base tool that runs
+// with nothing to configure. Anything else is 501.
+func (s *Service) resolveTool(ctx context.Context, c session.Claims, name string) (toolID, base string, err error) {
+	var t models.ConfiguredTool
+	err = s.Store.DB.WithContext(ctx).Select("id", "base_tool").
+		Where("agent_id = ? AND workspace_id = ? AND display_name = ?", c.AgentID, c.WorkspaceID, name).
+		Order("created_at").Take(&t).Error
+	switch {
+	case err == nil && t.BaseTool != models.BaseAppTool:
+		return t.ID, t.BaseTool, nil
+	case err == nil:
+		return "", "", apperr.NotImplementedf("configured tool %q is an app tool, which /run cannot run", name)
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return "", "", fmt.Errorf("runtime: find tool %q: %w", name, err)
+	case name == models.BaseTranslateText:
+		return "", name, nil
+	default:
+		return "", "", apperr.NotImplementedf("tool %q is neither a configured tool of this agent nor a base tool this deployment runs", name)
+	}
+}
+
+// runInput keeps the payload keys the op lists and sets the session's ids
+// over anything the bundle sent under their names.
+func runInput(c session.Claims, params []string, payload map[string]json.RawMessage) (json.RawMessage, error) {
+	in := make(map[string]any, len(params)+4)
+	for _, p := range params {
+		if v, ok := payload[p]; ok {
+			in[p] = v
+		}
+	}
+	for k, v := range c.Values() {
+		in[k] = v
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: encode run input: %w", err)
+	}
+	return raw, nil
 }
 
 // Capability serves a platform feature on the session's own task. Host

@@ -17,6 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -60,6 +61,19 @@ type Service struct {
 	AfterRelease func(ctx context.Context)
 	// CursorKey signs read cursors (NewCursorKey).
 	CursorKey []byte
+	// Jobs runs /run's jobs on the worker fleet; nil answers 501.
+	Jobs RunJobs
+	// Queues names the queues /run's jobs go to.
+	Queues jobs.Queues
+	// ExtractionSlots admits at most two structured_data_extraction runs
+	// per surface; required when Jobs is set.
+	ExtractionSlots *limit.Semaphore
+	// ServedTools says which base tools this deployment runs; a tool it
+	// lacks is 501 before anything is enqueued.
+	ServedTools map[string]bool
+	// RunDeadlineFunc, when set, replaces a base tool's deadline (tests
+	// shorten it); nil keeps the queue's (jobs.RunQueue).
+	RunDeadlineFunc func(baseTool string) time.Duration
 
 	integrations sync.Map // id → cachedIntegration
 }

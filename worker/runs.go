@@ -1,0 +1,28 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/appruntime/appruntime/internal/jobwait"
+	"github.com/appruntime/appruntime/jobs"
+)
+
+// registerRuns mounts /run's jobs on the lookup, extract and script queues
+// (each its own asynq server, so slow work never starves fast work). The
+// job's context ends at the API's deadline; its outcome is published once.
+func (w *Worker) registerRuns() {
+	h := jobwait.Handler(w.Redis, w.KeyPrefix, func(ctx context.Context, t *asynq.Task) (json.RawMessage, error) {
+		args, err := jobs.Decode[jobs.RunTool](t)
+		if err != nil {
+			return nil, err
+		}
+		id, _ := asynq.GetTaskID(ctx)
+		return w.ToolRuns.Run(ctx, id, args)
+	})
+	for _, q := range []string{w.Queues.Lookup, w.Queues.Extract, w.Queues.Script} {
+		w.muxes[q].Handle(jobs.RunTool{}.Kind(), h)
+	}
+}
