@@ -17,9 +17,11 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
@@ -78,8 +80,14 @@ type Platform struct {
 	// the process has no key (migrate).
 	Secrets *crypt.Box
 	// Storage keeps bundle and file bytes (the database's blobs table, so
-	// every replica sees them without a shared disk).
+	// every replica sees them without a shared disk, or BLOB_DIR).
 	Storage storage.Store
+	// Files keeps a task's files and signs their managed-storage URLs; nil
+	// when the process has no SECRETS_KEY (migrate).
+	Files *files.Service
+	// Capabilities serves /capability (list_files, file_preview,
+	// split_document, get_translation) on a session's own task; nil with Files.
+	Capabilities *capability.Service
 	// Bundles uploads bundle versions and serves them at BUNDLE_BASE_URL.
 	Bundles *bundle.Service
 	// Admin administers workspaces, agents, integrations, users and tokens.
@@ -172,6 +180,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Gateway:      p.Gateway,
 		Journal:      journal,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
+		Capabilities: capabilitiesOrNil(p.Capabilities),
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 	}
@@ -239,7 +248,14 @@ func (p *Platform) buildAdmin() error {
 		}
 		p.Secrets = box
 	}
-	p.Storage = storage.NewDatabase(o.Store.DB)
+	blobs, err := storage.Open(o.Config, o.Store.DB)
+	if err != nil {
+		return err
+	}
+	p.Storage = blobs
+	if err := p.buildFiles(); err != nil {
+		return err
+	}
 	p.Bundles = bundle.NewService(bundle.Options{
 		Store: o.Store, Blobs: p.Storage, Log: o.Log,
 		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL,
@@ -254,6 +270,34 @@ func (p *Platform) buildAdmin() error {
 	return nil
 }
 
+// buildFiles builds the task files and the capabilities on them, and marks
+// the capabilities it serves: the file ones always, get_translation when
+// TRANSLATE_URL names an engine.
+func (p *Platform) buildFiles() error {
+	o := p.Options
+	if len(o.Config.SecretsKey) == 0 {
+		return nil
+	}
+	var err error
+	p.Files, err = files.New(files.Options{
+		Store: o.Store, Blobs: p.Storage, SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL,
+	})
+	if err != nil {
+		return err
+	}
+	var engine translate.Provider
+	if o.Config.Tools.TranslateURL != "" {
+		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
+	}
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine})
+	for _, c := range binding.Catalog {
+		if p.Capabilities.Serves(c.Name) {
+			p.ServedCapabilities[c.Name] = true
+		}
+	}
+	return nil
+}
+
 // onClose registers fn to run at Close, in reverse order of registration.
 func (p *Platform) onClose(fn func()) { p.closers = append(p.closers, fn) }
 
@@ -263,4 +307,13 @@ func (p *Platform) Close() {
 		p.closers[i]()
 	}
 	p.closers = nil
+}
+
+// capabilitiesOrNil keeps a nil *capability.Service a nil interface, which
+// the runtime answers with 501.
+func capabilitiesOrNil(c *capability.Service) runtime.Capabilities {
+	if c == nil {
+		return nil
+	}
+	return c
 }
