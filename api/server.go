@@ -92,4 +92,5 @@ func (s *server) routes(app *fiber.App) {
 	s.agentReplyRoutes(app)
 	s.mountJWKS(app)
 	s.fileRoutes(app)
+	s.reviewRoutes(app)
 }

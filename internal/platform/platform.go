@@ -76,6 +76,9 @@ type Platform struct {
 	// Parked lets an admin release or abort a parked task's await (the
 	// console), audited; a release wakes the outbox relay.
 	Parked *review.Parked
+	// Queue hands parked tasks to reviewers with 20-minute claims
+	// (POST /api/review/next); each claim schedules its expiry job.
+	Queue *review.Queue
 	// Secrets seals and opens secrets at rest (Config.SecretsKey); nil when
 	// the process has no key (migrate).
 	Secrets *crypt.Box
@@ -167,6 +170,13 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
+	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store})
+	// The review queue serves the host capabilities: the host claims and
+	// puts back tasks with the reviewer's own token, and shows the document
+	// whose selection it hands the bundle.
+	for _, name := range []string{"next_review_task", "abort_review_task"} {
+		p.ServedCapabilities[name] = true
+	}
 	if err := p.buildDataAndLimits(ctx); err != nil {
 		return nil, err
 	}

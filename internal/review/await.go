@@ -147,6 +147,9 @@ func release(ctx context.Context, tx *gorm.DB, aw models.TaskAwait, p ResumePayl
 	if res.RowsAffected == 0 {
 		return false, nil
 	}
+	if err := releaseClaim(tx.WithContext(ctx), aw.TaskID); err != nil {
+		return false, err
+	}
 	p.Type, p.AwaitID, p.ResolvedAt = ResumeEventType, aw.ID, now
 	if _, err := outbox.Add(tx.WithContext(ctx), outbox.KindResumeEvent, p); err != nil {
 		return false, err

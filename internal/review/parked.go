@@ -126,6 +126,9 @@ func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note st
 		if err != nil {
 			return fmt.Errorf("review: fail task %s: %w", task.ID, err)
 		}
+		if err := releaseClaim(tx, task.ID); err != nil {
+			return err
+		}
 		aw = found
 		detail := map[string]any{"await_id": aw.ID, "task_id": task.ID, "step_id": aw.CorrelationKey, "reason": ReasonAdminAbort}
 		if note != "" {
