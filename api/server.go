@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/review"
 	"log/slog"
 
 	"github.com/gofiber/fiber/v2"
@@ -44,6 +46,10 @@ type Services struct {
 	Bundles *bundle.Service
 	// Runtime runs the verbs bundles call.
 	Runtime *runtime.Service
+	// Files serves managed-storage URLs (GET /api/files/{id}); nil answers 501.
+	Files *files.Service
+	// Queue is the review queue (POST /api/review/next, /abort).
+	Queue *review.Queue
 	// Sessions verifies the bundles' session tokens.
 	Sessions *session.Issuer
 	// Tasks creates agent tasks and pages their events.

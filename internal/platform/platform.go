@@ -170,7 +170,8 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
-	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store})
+	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
+	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
 	// The review queue serves the host capabilities: the host claims and
 	// puts back tasks with the reviewer's own token, and shows the document
 	// whose selection it hands the bundle.

@@ -25,6 +25,7 @@ func (p *Platform) APIServices() api.Services {
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
 		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
+		Files: p.Files, Queue: p.Queue,
 	}
 }
 
@@ -49,5 +50,6 @@ func (p *Platform) WorkerServices() worker.Services {
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
+		Parked: p.Parked, Queue: p.Queue,
 	}
 }

@@ -198,7 +198,10 @@ func priorityValue(raw json.RawMessage) (float64, bool) {
 		return x, true
 	case string:
 		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return 0, false
+		}
+		return f, true
 	}
 	return 0, false
 }
