@@ -175,7 +175,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	// The review queue serves the host capabilities: the host claims and
 	// puts back tasks with the reviewer's own token, and shows the document
 	// whose selection it hands the bundle.
-	for _, name := range []string{"next_review_task", "abort_review_task"} {
+	for _, name := range []string{"document_selection", "next_review_task", "abort_review_task"} {
 		p.ServedCapabilities[name] = true
 	}
 	if err := p.buildDataAndLimits(ctx); err != nil {

@@ -35,7 +35,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		Log: p.Log, Health: p.health(), Redis: p.Redis, KeyPrefix: p.KeyPrefix,
 		ConsoleKey: p.Config.ConsoleKey, ConsoleURL: p.Config.ConsoleURL, BundleBaseURL: p.Config.BundleBaseURL,
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
-		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
+		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools, Queue: p.Queue, Capabilities: p.Capabilities,
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
 	}

@@ -227,3 +227,36 @@ func releaseClaim(tx *gorm.DB, taskID string) error {
 	}
 	return nil
 }
+
+// Holds reports, as an error, whether reviewer userID holds a live claim on
+// taskID of workspaceID: nil when they do, 404 for a task of another
+// workspace, 409 when they do not (anymore).
+func (q *Queue) Holds(ctx context.Context, workspaceID, userID, taskID string) error {
+	if !models.IsID(taskID) {
+		return apperr.NotFoundf("task %s not found", taskID)
+	}
+	var t models.Task
+	err := q.store.DB.WithContext(ctx).Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return apperr.NotFoundf("task %s not found", taskID)
+	}
+	if err != nil {
+		return fmt.Errorf("review: load task %s: %w", taskID, err)
+	}
+	if t.ClaimedBy == nil || *t.ClaimedBy != userID || t.ClaimExpiresAt == nil || !t.ClaimExpiresAt.After(q.now()) {
+		return apperr.Conflictf("you do not hold task %s: ask for the next review", taskID)
+	}
+	return nil
+}
+
+// PendingStep returns the app-tool step taskID is parked on (its oldest
+// pending await's), or "" when nothing is pending.
+func (q *Queue) PendingStep(ctx context.Context, taskID string) (string, error) {
+	var aw models.TaskAwait
+	res := q.store.DB.WithContext(ctx).Where("task_id = ? AND status = ? AND source_type = ?", taskID, models.AwaitPending, models.AwaitSourceAppTool).
+		Order("created_at").Limit(1).Find(&aw)
+	if res.Error != nil {
+		return "", fmt.Errorf("review: load pending await of %s: %w", taskID, res.Error)
+	}
+	return aw.CorrelationKey, nil
+}
