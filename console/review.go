@@ -42,7 +42,9 @@ func (s *server) showReview(c *fiber.Ctx) error {
 }
 
 // wantsJSON reports whether the host script (not a form) is asking.
-func wantsJSON(c *fiber.Ctx) bool { return strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON) }
+func wantsJSON(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON)
+}
 
 // reviewNext answers POST /review/next: it claims the next parked task for
 // the signed-in reviewer (review.Queue.Next) and opens it. The host script
