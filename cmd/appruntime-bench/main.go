@@ -82,6 +82,8 @@ type options struct {
 	rounds      int
 	uploads     int // concurrent anonymous uploads of the flood phase; 0 skips it
 	uploadSize  int
+	reviewTasks int // parked tasks of the review queue phase; 0 skips it
+	reviewers   int
 }
 
 func run(args []string) error {
@@ -97,6 +99,8 @@ func run(args []string) error {
 	fs.IntVar(&o.rounds, "rounds", 5, "alternating baseline/appruntime rounds the measurement time is split into")
 	fs.IntVar(&o.uploads, "uploads", 200, "concurrent anonymous uploads of the memory phase (0 skips it)")
 	fs.IntVar(&o.uploadSize, "upload-size", 4<<20, "bytes each anonymous upload sends")
+	fs.IntVar(&o.reviewTasks, "review-tasks", 100000, "parked tasks of the review queue phase (0 skips it)")
+	fs.IntVar(&o.reviewers, "reviewers", 16, "concurrent reviewers of the review queue phase")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -229,7 +233,15 @@ func run(args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f\n", readRatio, writeRatio, ratio["lookup"])
+	review := ""
+	if o.reviewTasks > 0 {
+		line, err := reviewPhase(ctx, apiAddr, dbURL, o.reviewTasks, o.reviewers, o.duration)
+		if err != nil {
+			return fmt.Errorf("review phase: %w", err)
+		}
+		review = " " + line
+	}
+	fmt.Printf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f%s\n", readRatio, writeRatio, ratio["lookup"], review)
 	return nil
 }
 
