@@ -79,96 +79,67 @@ type ReviewClaim struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
-// candidateSQL picks one claimable parked task of a workspace: waiting for
-// input with a pending app-tool await, not under a live claim. The
-// partial index tasks_review_queue (migration 0007) serves its order;
-// tasks_review_assigned the assigned-to-me variant.
-const candidateSQL = `SELECT t.id FROM tasks t
-WHERE t.workspace_id = ? AND t.status = 'waiting_for_input'
-  AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= ?)
-  AND %s
-  AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')
-ORDER BY t.priority DESC, t.created_at, t.id
-LIMIT 1%s`
+// claimSQL claims one claimable parked task of a workspace in one
+// statement: waiting for input with a pending app-tool await, not under a
+// live claim, the first in queue order (the partial index
+// tasks_review_queue of migration 0007 serves it; tasks_review_assigned
+// the assigned-to-me pass). On Postgres the candidate row is locked with
+// SKIP LOCKED, so concurrent claims pass over each other's rows instead of
+// waiting for them; SQLite serialises writers.
+const claimSQL = `UPDATE tasks SET claimed_by = ?, claim_expires_at = ?, assigned_to = ?
+WHERE id = (SELECT t.id FROM tasks t
+  WHERE t.workspace_id = ? AND t.status = 'waiting_for_input'
+    AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= ?)
+    AND %s
+    AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')
+  ORDER BY t.priority DESC, t.created_at, t.id
+  LIMIT 1%s)
+RETURNING id, agent_id, title, priority, claim_expires_at, created_at`
 
 // Next claims the next task for reviewer userID of workspaceID, or returns
-// nil when nothing is waiting for review.
+// nil when nothing is waiting for review: first among the tasks assigned to
+// them, then among all.
 func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewClaim, error) {
 	if !models.IsID(userID) {
 		return nil, apperr.Forbiddenf("the review queue needs a reviewer: use a host token issued for a user")
 	}
-	var claim *ReviewClaim
-	err := q.store.Tx(ctx, func(tx *gorm.DB) error {
-		tx = tx.WithContext(ctx)
-		now := q.now().UTC()
-		lock := ""
-		if q.store.Dialect == config.Postgres {
-			lock = " FOR UPDATE OF t SKIP LOCKED"
-		}
-		var ids []string
-		for _, cond := range []struct {
-			sql  string
-			args []any
-		}{{"t.assigned_to = ?", []any{userID}}, {"TRUE", nil}} {
-			args := append([]any{workspaceID, now}, cond.args...)
-			if err := tx.Raw(fmt.Sprintf(candidateSQL, cond.sql, lock), args...).Scan(&ids).Error; err != nil {
-				return fmt.Errorf("review: pick next task: %w", err)
-			}
-			if len(ids) > 0 {
-				break
-			}
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		// Postgres keeps microseconds: the expiry job matches this value exactly.
-		expires := now.Add(q.claimFor).Truncate(time.Microsecond)
-		err := tx.Model(&models.Task{}).Where("id = ?", ids[0]).Updates(map[string]any{
-			"claimed_by": userID, "claim_expires_at": expires, "assigned_to": userID,
-		}).Error
-		if err != nil {
-			return fmt.Errorf("review: claim task: %w", err)
-		}
-		c, err := loadClaim(tx, ids[0])
-		if err != nil {
-			return err
-		}
-		claim = &c
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	db := q.store.DB.WithContext(ctx)
+	now := q.now().UTC()
+	// Postgres keeps microseconds: the expiry job matches this value exactly.
+	expires := now.Add(q.claimFor).Truncate(time.Microsecond)
+	lock := ""
+	if q.store.Dialect == config.Postgres {
+		lock = " FOR UPDATE OF t SKIP LOCKED"
 	}
-	if claim != nil && q.afterClaim != nil {
+	var claimed []models.Task
+	for _, pass := range []struct {
+		cond string
+		args []any
+	}{{"t.assigned_to = ?", []any{userID}}, {"TRUE", nil}} {
+		args := append([]any{userID, expires, userID, workspaceID, now}, pass.args...)
+		if err := db.Raw(fmt.Sprintf(claimSQL, pass.cond, lock), args...).Scan(&claimed).Error; err != nil {
+			return nil, fmt.Errorf("review: claim next task: %w", err)
+		}
+		if len(claimed) > 0 {
+			break
+		}
+	}
+	if len(claimed) == 0 {
+		return nil, nil
+	}
+	t := claimed[0]
+	var aw models.TaskAwait
+	err := db.Where("task_id = ? AND status = ? AND source_type = ?", t.ID, models.AwaitPending, models.AwaitSourceAppTool).
+		Order("created_at").Limit(1).Find(&aw).Error
+	if err != nil {
+		return nil, fmt.Errorf("review: load the claimed task's await: %w", err)
+	}
+	claim := &ReviewClaim{TaskID: t.ID, AgentID: t.AgentID, Title: t.Title, StepID: aw.CorrelationKey, AwaitID: aw.ID,
+		Priority: t.Priority, ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires, CreatedAt: t.CreatedAt}
+	if q.afterClaim != nil {
 		q.afterClaim(ctx, *claim)
 	}
 	return claim, nil
-}
-
-// loadClaim reads a claimed task with its pending await.
-func loadClaim(tx *gorm.DB, taskID string) (ReviewClaim, error) {
-	var t models.Task
-	if err := tx.Where("id = ?", taskID).Take(&t).Error; err != nil {
-		return ReviewClaim{}, fmt.Errorf("review: reload claimed task: %w", err)
-	}
-	var aw models.TaskAwait
-	err := tx.Where("task_id = ? AND status = ? AND source_type = ?", taskID, models.AwaitPending, models.AwaitSourceAppTool).
-		Order("created_at").Take(&aw).Error
-	if err != nil {
-		return ReviewClaim{}, fmt.Errorf("review: load the claimed task's await: %w", err)
-	}
-	c := ReviewClaim{TaskID: t.ID, AgentID: t.AgentID, Title: t.Title, StepID: aw.CorrelationKey, AwaitID: aw.ID,
-		Priority: t.Priority, CreatedAt: t.CreatedAt}
-	if t.ClaimedBy != nil {
-		c.ClaimedBy = *t.ClaimedBy
-	}
-	if t.AssignedTo != nil {
-		c.AssignedTo = *t.AssignedTo
-	}
-	if t.ClaimExpiresAt != nil {
-		c.ClaimExpiresAt = t.ClaimExpiresAt.UTC()
-	}
-	return c, nil
 }
 
 // Abort puts taskID back in the queue for reviewer userID of workspaceID
