@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/review"
@@ -154,7 +155,7 @@ func TestAwaitExpiryFiresAfterAWorkerRestart(t *testing.T) {
 		db.Where("id = ?", task.ID).Take(&after)
 		return after.Status == models.TaskRunning
 	}, 10*time.Second, 50*time.Millisecond)
-	page, err := review.AgentTaskEvents(context.Background(), db, f.tn.Workspace.ID, f.tn.Agent.ID, task.ID, 0)
+	page, err := feed.AgentTaskEvents(context.Background(), db, f.tn.Workspace.ID, f.tn.Agent.ID, task.ID, 0)
 	require.NoError(t, err)
 	var reasons []string
 	for _, e := range page.Events {
