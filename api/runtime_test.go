@@ -402,7 +402,7 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 		{"capability not granted", "capability", f.token, map[string]any{"op": "next_review_task"}, 400, "next_review_task is performed by the host over bridge messages, not by /capability"},
 		{"over 256 KiB", "read", f.token, big, 413, "request body is over the 256 KiB cap"},
 		{"no tool executor", "run", f.token, map[string]any{"op": "translate", "payload": map[string]any{"texts": []string{"a"}}}, 501, `this deployment has no executor for tool "translate_text"`},
-		{"capability not served", "capability", f.token, map[string]any{"op": "list_files"}, 501, `this deployment does not serve capability "list_files"`},
+		{"capability not served", "capability", f.token, map[string]any{"op": "get_translation"}, 501, `this deployment does not serve capability "get_translation"`},
 	}
 	for _, tc := range cases {
 		for _, v2 := range []bool{false, true} {

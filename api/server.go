@@ -13,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/reply"
+	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/task"
@@ -45,14 +46,17 @@ type Services struct {
 	Bundles *bundle.Service
 	// Runtime runs the verbs bundles call.
 	Runtime *runtime.Service
+	// Files stores a task's uploaded files (POST /api/agent/tasks/{id}/files)
+	// and serves managed-storage URLs (GET /api/files/{id}); nil answers 501.
+	Files *files.Service
+	// Queue is the review queue (POST /api/review/next, /abort).
+	Queue *review.Queue
 	// Sessions verifies the bundles' session tokens.
 	Sessions *session.Issuer
 	// Tasks creates agent tasks and pages their events.
 	Tasks *task.Service
 	// Tools saves configured tools.
 	Tools *toolconfig.Service
-	// Files stores a task's uploaded files; nil answers 501.
-	Files *files.Service
 }
 
 type server struct {
@@ -94,4 +98,6 @@ func (s *server) routes(app *fiber.App) {
 	s.agentToolCallRoutes(app)
 	s.agentReplyRoutes(app)
 	s.mountJWKS(app)
+	s.fileRoutes(app)
+	s.reviewRoutes(app)
 }

@@ -259,7 +259,8 @@ func TestMintReadsTheArtifactLive(t *testing.T) {
 	require.Equal(t, float64(2), first.Body["bundle_version"])
 	require.Equal(t, f.Await.ID, first.Body["await_id"])
 	require.Equal(t, true, first.Body["await_pending"])
-	require.Equal(t, []any{}, first.Body["runtime"].(map[string]any)["capabilities"], "this deployment serves no capability yet")
+	require.Equal(t, []any{"file_preview", "list_files", "split_document", "document_selection"}, first.Body["runtime"].(map[string]any)["capabilities"],
+		"the file capabilities and the granted host one are served; get_translation is not without an engine")
 
 	// An admin changes the display settings and pins the first bundle
 	// version; a reviewer finishes the review.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,13 +212,31 @@ func postValue(c *fiber.Ctx, name string) string {
 // signing in is out at once). Anonymous page requests are redirected to the
 // sign-in form, which brings them back afterwards.
 func (s *server) requireAdmin(c *fiber.Ctx) error {
+	return s.requireRole(c, models.RoleAdmin)
+}
+
+// requireReviewer admits a signed-in reviewer or admin: the review pages.
+func (s *server) requireReviewer(c *fiber.Ctx) error {
+	return s.requireRole(c, models.RoleAdmin, models.RoleReviewer)
+}
+
+// errReviewerOnly is the 403 of a reviewer on an admin page: they see the
+// review pages and nothing of the admin console.
+var errReviewerOnly = apperr.Forbiddenf("reviewers see the review pages only: go to /review")
+
+// requireRole admits a signed-in user whose role, right now, is one of
+// roles; a reviewer elsewhere is refused with 403.
+func (s *server) requireRole(c *fiber.Ctx, roles ...string) error {
 	cs, ok := sessionOf(c)
 	if ok && cs.signedIn() {
 		u, err := s.Admin.GetUser(c.UserContext(), cs.WorkspaceID, cs.UserID)
 		switch {
-		case err == nil && u.Role == models.RoleAdmin:
+		case err == nil && slices.Contains(roles, u.Role):
 			c.Locals(localAdmin, signedAdmin{UserView: u, WorkspaceID: cs.WorkspaceID})
 			return c.Next()
+		case err == nil && u.Role == models.RoleReviewer:
+			c.Locals(localAdmin, signedAdmin{UserView: u, WorkspaceID: cs.WorkspaceID})
+			return errReviewerOnly
 		case err != nil && !apperr.Is(err, apperr.NotFound):
 			return err
 		}

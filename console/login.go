@@ -3,6 +3,7 @@ package console
 import (
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -32,15 +33,15 @@ func (s *server) showLogin(c *fiber.Ctx) error {
 	return s.render(c, fiber.StatusOK, "login", "Sign in", "", loginForm{Next: next})
 }
 
-// errWrongLogin is the one answer to every refused sign-in: a wrong email,
-// a wrong password and, until reviewers have pages of their own, a
-// reviewer's right password, so that the form never tells which it was.
+// errWrongLogin is the one answer to every refused sign-in: a wrong email
+// or a wrong password, so that the form never tells which it was.
 var errWrongLogin = apperr.Unauthenticatedf("wrong email or password")
 
 // login answers POST /login (fields from the form body only). Tries are
 // throttled per account and per client address (limit.SignInThrottle): over
 // either, the form comes back with 429 and Retry-After, the password
-// unchecked. Only admins may sign in. A successful sign-in clears the
+// unchecked. Admins and reviewers may sign in; a reviewer lands on the
+// review pages. A successful sign-in clears the
 // account's tries and starts a new session (a new id, so a session id
 // planted before sign-in is worthless).
 func (s *server) login(c *fiber.Ctx) error {
@@ -56,8 +57,11 @@ func (s *server) login(c *fiber.Ctx) error {
 			Error: "Too many sign-in attempts. Try again in " + wait + " seconds."})
 	}
 	u, err := s.Admin.CheckPassword(ctx, form.Email, postValue(c, "password"))
-	if err == nil && u.Role != models.RoleAdmin {
+	if err == nil && u.Role != models.RoleAdmin && u.Role != models.RoleReviewer {
 		err = errWrongLogin
+	}
+	if err == nil && u.Role == models.RoleReviewer && !strings.HasPrefix(form.Next, reviewPath) {
+		form.Next = reviewPath // a reviewer has the review pages only
 	}
 	if err != nil {
 		if apperr.Is(err, apperr.Unauthenticated) {

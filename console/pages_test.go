@@ -323,7 +323,10 @@ func TestReleaseAndAbort(t *testing.T) {
 
 		var n int64
 		require.NoError(t, db.Model(&models.Outbox{}).Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%"+g.taskID+"%").Count(&n).Error)
-		require.Zero(t, n, "an abort resumes nothing")
+		require.EqualValues(t, 1, n, "the agent is told")
+		require.NoError(t, db.Model(&models.Outbox{}).Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%task.resumed%").
+			Where("payload::text LIKE ?", "%"+g.taskID+"%").Count(&n).Error)
+		require.Zero(t, n, "an abort resumes nothing: its event is task.aborted")
 
 		page := cl.get(p.Header.Get("Location"))
 		require.Contains(t, page.Body, "The await was aborted")

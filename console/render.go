@@ -35,6 +35,7 @@ var pageNames = []string{
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
 	"sessions", "audit",
+	"review", "review_task",
 }
 
 // pages holds every page template, each parsed with the layout.
@@ -87,18 +88,19 @@ type view struct {
 // notices are the messages a redirect after a change may ask for with
 // ?notice=, so that no text from the URL is ever shown.
 var notices = map[string]string{
-	"saved":         "Saved as a new version.",
-	"restored":      "Restored: the old content was saved as a new version.",
-	"released":      "The await was released: the resume event is queued and the agent will run again.",
-	"aborted":       "The await was aborted and the task marked failed. The agent was not resumed.",
-	"revoked":       "Revoked.",
-	"token_revoked": "Token revoked: it no longer authenticates.",
-	"signed_out":    "You have signed out.",
-	"tool_saved":    "The tool was saved.",
-	"tool_deleted":  "The tool was deleted; its past calls stay in the feeds.",
-	"answered":      "The card was answered: the resume event is queued and the agent will run again.",
-	"button_failed": "The button's target failed: the task stays parked, and the error is shown on the card.",
-	"message_sent":  "Your message was sent to the agent.",
+	"saved":          "Saved as a new version.",
+	"restored":       "Restored: the old content was saved as a new version.",
+	"released":       "The await was released: the resume event is queued and the agent will run again.",
+	"aborted":        "The await was aborted and the task marked failed. The agent was not resumed.",
+	"revoked":        "Revoked.",
+	"token_revoked":  "Token revoked: it no longer authenticates.",
+	"signed_out":     "You have signed out.",
+	"tool_saved":     "The tool was saved.",
+	"tool_deleted":   "The tool was deleted; its past calls stay in the feeds.",
+	"answered":       "The card was answered: the resume event is queued and the agent will run again.",
+	"button_failed":  "The button's target failed: the task stays parked, and the error is shown on the card.",
+	"message_sent":   "Your message was sent to the agent.",
+	"review_aborted": "The task is back in the queue for whoever asks next.",
 }
 
 // render writes page name with data and status. The page is rendered to a

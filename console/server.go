@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"fmt"
+	"github.com/appruntime/appruntime/internal/capability"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -69,6 +70,11 @@ type Services struct {
 	Bundles *bundle.Service
 	// Parked releases or aborts a parked task's await.
 	Parked *review.Parked
+	// Queue hands reviewers parked tasks (the review pages).
+	Queue *review.Queue
+	// Capabilities reads a task's documents for the review viewer; nil
+	// when the deployment keeps no files.
+	Capabilities *capability.Service
 	// Tasks lists and shows tasks.
 	Tasks *task.Service
 	// Tools lists configured tools.
@@ -140,6 +146,8 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/login", s.loadSession, s.showLogin)
 	app.Post("/login", s.loadSession, s.checkCSRF, s.login)
 	app.Post("/logout", s.loadSession, s.checkCSRF, s.logout)
+
+	s.reviewRoutes(app)
 
 	g := app.Group("/", s.loadSession, s.checkCSRF, s.requireAdmin)
 	g.Get("/", s.showOverview)

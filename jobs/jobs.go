@@ -140,3 +140,24 @@ func RunQueue(q Queues, baseTool string) (queue string, deadline time.Duration) 
 		return q.Lookup, LookupDeadline
 	}
 }
+
+// AwaitExpiry releases an await its configured tool's await_expiry_seconds
+// let run out, with reason "expired". Relayed from the outbox row OutboxID
+// (written with the await) and scheduled for the row's due time.
+type AwaitExpiry struct {
+	OutboxID string `json:"outbox_id"`
+}
+
+// Kind implements Args.
+func (AwaitExpiry) Kind() string { return "await_expiry" }
+
+// ClaimExpiry clears a review claim whose 20 minutes ran out, when it is
+// still the claim that expires at ExpiresAt. Scheduled when the claim is
+// taken; the claim is free at its time whether or not this runs.
+type ClaimExpiry struct {
+	TaskID    string    `json:"task_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Kind implements Args.
+func (ClaimExpiry) Kind() string { return "claim_expiry" }

@@ -13,7 +13,8 @@ import (
 )
 
 // registerEvents mounts the events queue's handlers (resume events, webhook
-// deliveries, the key-detail summary pass) and the outbox relay loop.
+// deliveries, the key-detail summary pass, await and claim expiries) and the
+// outbox relay loop.
 func (w *Worker) registerEvents() {
 	mux := w.muxes[w.Queues.Events]
 	mux.HandleFunc(jobs.ResumeEvent{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
@@ -36,6 +37,21 @@ func (w *Worker) registerEvents() {
 			return err
 		}
 		return unretryable(w.Tasks.Summarize(ctx, args.OutboxID))
+	})
+	mux.HandleFunc(jobs.AwaitExpiry{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
+		args, err := jobs.Decode[jobs.AwaitExpiry](t)
+		if err != nil {
+			return err
+		}
+		return unretryable(w.Parked.Expire(ctx, args.OutboxID))
+	})
+	mux.HandleFunc(jobs.ClaimExpiry{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
+		args, err := jobs.Decode[jobs.ClaimExpiry](t)
+		if err != nil {
+			return err
+		}
+		_, err = w.Queue.ExpireClaim(ctx, args.TaskID, args.ExpiresAt)
+		return err
 	})
 	w.loops = append(w.loops, w.Relay.Run)
 }

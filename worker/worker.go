@@ -63,6 +63,10 @@ type Services struct {
 	AgentCalls *agentcall.Service
 	// Tasks runs the summary pass.
 	Tasks *task.Service
+	// Parked releases awaits whose await_expiry_seconds ran out.
+	Parked *review.Parked
+	// Queue clears review claims whose time ran out.
+	Queue *review.Queue
 }
 
 // Worker is the running fleet member.

@@ -88,6 +88,8 @@ type options struct {
 	uploadSize  int
 	verbs       bool // measure /read and /write (and the flood)
 	run         runOptions
+	reviewTasks int // parked tasks of the review queue phase; 0 skips it
+	reviewers   int
 }
 
 func run(args []string) error {
@@ -108,6 +110,8 @@ func run(args []string) error {
 	fs.IntVar(&o.run.jobs, "run-jobs", 2000, "jobs per drain of the /run phase")
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
+	fs.IntVar(&o.reviewTasks, "review-tasks", 100000, "parked tasks of the review queue phase (0 skips it)")
+	fs.IntVar(&o.reviewers, "reviewers", 16, "concurrent reviewers of the review queue phase")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -245,7 +249,15 @@ func run(args []string) error {
 			return err
 		}
 	}
-	return finishWithRun(ctx, o, apiAddr, fx, fmt.Sprintf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f", readRatio, writeRatio, ratio["lookup"]))
+	ratios := fmt.Sprintf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f", readRatio, writeRatio, ratio["lookup"])
+	if o.reviewTasks > 0 {
+		line, err := reviewPhase(ctx, apiAddr, dbURL, o.reviewTasks, o.reviewers, o.duration)
+		if err != nil {
+			return fmt.Errorf("review phase: %w", err)
+		}
+		ratios += " " + line
+	}
+	return finishWithRun(ctx, o, apiAddr, fx, ratios)
 }
 
 // finishWithRun runs the /run phase and prints the last line: the verbs'

@@ -57,6 +57,8 @@ type Descriptor struct {
 	AwaitPending bool    `json:"await_pending"`
 
 	Runtime Runtime `json:"runtime"`
+
+	agentID string // the task's agent, for the session's claims
 }
 
 // Runtime is what the backend offers the bundle.
@@ -114,11 +116,30 @@ type MintRequest struct {
 // or belongs to another workspace is the same 404, so other workspaces' steps
 // cannot be probed.
 func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) {
-	if !models.IsID(req.StepID) {
-		return Descriptor{}, apperr.Invalidf("step_id must be a UUID, got %q", req.StepID)
+	d, err := m.Live(ctx, req.WorkspaceID, req.StepID)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
+		WorkspaceID: req.WorkspaceID, TaskID: d.TaskID, AgentID: d.agentID, StepID: d.StepID,
+		ConfiguredToolID: d.ConfiguredToolID, BindingID: d.BindingID, UserID: req.UserID, TokenID: req.TokenID,
+	})
+	if err != nil {
+		return Descriptor{}, err
+	}
+	d.SessionToken, d.SessionID, d.ExpiresAt = token, claims.SessionID, claims.ExpiresAt
+	return d, nil
+}
+
+// Live returns the live descriptor of an app-tool step of workspaceID as a
+// mint would, without a session (its session fields are empty): what the
+// host merges over the feed's snapshot of the artifact. The same 404s as Mint.
+func (m *Minter) Live(ctx context.Context, workspaceID, stepID string) (Descriptor, error) {
+	if !models.IsID(stepID) {
+		return Descriptor{}, apperr.Invalidf("step_id must be a UUID, got %q", stepID)
 	}
 	db := m.Store.DB.WithContext(ctx)
-	step, task, err := appToolStep(db, req.WorkspaceID, req.StepID)
+	step, task, err := appToolStep(db, workspaceID, stepID)
 	if err != nil {
 		return Descriptor{}, err
 	}
@@ -126,7 +147,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 		return Descriptor{}, apperr.Conflictf("step %s has no configured tool, so its bundle cannot be resolved", step.ID)
 	}
 	var tool models.ConfiguredTool
-	err = db.Where("id = ? AND workspace_id = ? AND base_tool = ?", *step.ConfiguredToolID, req.WorkspaceID, models.BaseAppTool).
+	err = db.Where("id = ? AND workspace_id = ? AND base_tool = ?", *step.ConfiguredToolID, workspaceID, models.BaseAppTool).
 		Take(&tool).Error
 	if err := store.NotFound(err, "artifact: load configured tool", "app tool "+*step.ConfiguredToolID); err != nil {
 		return Descriptor{}, err
@@ -163,18 +184,8 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 	if m.VerbsFunc != nil {
 		verbs = withRun(verbs, len(tools) > 0)
 	}
-
-	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
-		WorkspaceID: req.WorkspaceID, TaskID: task.ID, AgentID: task.AgentID, StepID: step.ID,
-		ConfiguredToolID: tool.ID, BindingID: bind.ID, UserID: req.UserID, TokenID: req.TokenID,
-	})
-	if err != nil {
-		return Descriptor{}, err
-	}
 	return Descriptor{
-		SessionToken:      token,
-		SessionID:         claims.SessionID,
-		ExpiresAt:         claims.ExpiresAt,
+		agentID:           task.AgentID,
 		BundleURL:         bundle.URL(m.BundleBaseURL, bun.ID, bun.Version),
 		BundleSHA:         bun.SHA256,
 		BundleID:          bun.ID,

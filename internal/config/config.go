@@ -85,6 +85,9 @@ type Config struct {
 	// /action and lookups (seed 000: 5/s, burst 20). Only benchmarks change it.
 	SurfaceRate  int
 	SurfaceBurst int
+	// ReviewClaimFor is how long a review claim holds; zero is the seed's
+	// 20 minutes (review.ClaimDuration). No variable sets it: tests shorten it.
+	ReviewClaimFor time.Duration
 
 	LogLevel slog.Level
 

@@ -20,7 +20,14 @@ import (
 var (
 	KindResumeEvent = jobs.ResumeEvent{}.Kind()
 	KindSummary     = jobs.Summary{}.Kind()
+	KindAwaitExpiry = jobs.AwaitExpiry{}.Kind()
 )
+
+// Scheduled is the part of a payload that delays its job: a row whose
+// payload carries due_at is enqueued to run at that time, not at once.
+type Scheduled struct {
+	DueAt *time.Time `json:"due_at,omitempty"`
+}
 
 // Add writes an outbox row of kind with payload inside tx and returns its id.
 // The row becomes visible to the relay only when tx commits.

@@ -40,6 +40,7 @@ const wakeChannel = "outbox:wake"
 var jobFor = map[string]func(outboxID string) jobs.Args{
 	KindResumeEvent: func(id string) jobs.Args { return jobs.ResumeEvent{OutboxID: id} },
 	KindSummary:     func(id string) jobs.Args { return jobs.Summary{OutboxID: id} },
+	KindAwaitExpiry: func(id string) jobs.Args { return jobs.AwaitExpiry{OutboxID: id} },
 }
 
 func relayedKinds() []string {
@@ -129,9 +130,15 @@ func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.client.EnqueueContext(ctx, task,
-		asynq.TaskID(row.ID), asynq.Queue(r.queue),
-		asynq.Retention(jobs.Retention), asynq.Timeout(jobs.EventsDeadline))
+	opts := []asynq.Option{asynq.TaskID(row.ID), asynq.Queue(r.queue),
+		asynq.Retention(jobs.Retention), asynq.Timeout(jobs.EventsDeadline)}
+	var due Scheduled
+	if err := row.Payload.Decode(&due); err == nil && due.DueAt != nil {
+		// Scheduled in Redis: it fires at its time on whichever worker is
+		// running then, across restarts, with no polling loop of ours.
+		opts = append(opts, asynq.ProcessAt(*due.DueAt))
+	}
+	_, err = r.client.EnqueueContext(ctx, task, opts...)
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("outbox: enqueue %s %s: %w", row.Kind, row.ID, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
@@ -78,12 +79,21 @@ type Platform struct {
 	// Parked lets an admin release or abort a parked task's await (the
 	// console), audited; a release wakes the outbox relay.
 	Parked *review.Parked
+	// Queue hands parked tasks to reviewers with 20-minute claims
+	// (POST /api/review/next); each claim schedules its expiry job.
+	Queue *review.Queue
 	// Secrets seals and opens secrets at rest (Config.SecretsKey); nil when
 	// the process has no key (migrate).
 	Secrets *crypt.Box
 	// Storage keeps bundle and file bytes (the database's blobs table, so
-	// every replica sees them without a shared disk).
+	// every replica sees them without a shared disk, or BLOB_DIR).
 	Storage storage.Store
+	// Files keeps a task's files and signs their managed-storage URLs; nil
+	// when the process has no SECRETS_KEY (migrate).
+	Files *files.Service
+	// Capabilities serves /capability (list_files, file_preview,
+	// split_document, get_translation) on a session's own task; nil with Files.
+	Capabilities *capability.Service
 	// Bundles uploads bundle versions and serves them at BUNDLE_BASE_URL.
 	Bundles *bundle.Service
 	// Admin administers workspaces, agents, integrations, users and tokens.
@@ -120,9 +130,6 @@ type Platform struct {
 	AgentCalls *agentcall.Service
 	// Replies stores agents' HTML assets and their replies (app blocks).
 	Replies *reply.Service
-	// Files keeps a task's files and signs their managed-storage URLs; nil
-	// when the process has no SECRETS_KEY to sign with.
-	Files *files.Service
 	// RunJobs enqueues the jobs the API waits for (/run's tools, agent tool
 	// calls) and waits for their outcomes.
 	RunJobs *jobwait.Waiter
@@ -171,6 +178,14 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
+	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
+	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
+	// The review queue serves the host capabilities: the host claims and
+	// puts back tasks with the reviewer's own token, and shows the document
+	// whose selection it hands the bundle.
+	for _, name := range []string{"document_selection", "next_review_task", "abort_review_task"} {
+		p.ServedCapabilities[name] = true
+	}
 	if err := p.buildDataAndLimits(ctx); err != nil {
 		return nil, err
 	}
@@ -185,6 +200,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Gateway:      p.Gateway,
 		Journal:      journal,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
+		Capabilities: capabilitiesOrNil(p.Capabilities),
 		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 		Jobs:         p.RunJobs, Queues: o.Queues, ExtractionSlots: p.ExtractionSlots,
@@ -222,15 +238,10 @@ func (p *Platform) buildAgentTools() error {
 	return nil
 }
 
-// buildTools builds the task files, the /run waiter and the executors the
-// worker runs /run's jobs with.
+// buildTools builds the /run waiter and the executors the worker runs
+// /run's jobs with (on the task files buildFiles built).
 func (p *Platform) buildTools() {
 	o := p.Options
-	if f, err := files.New(files.Options{Store: o.Store, Blobs: p.Storage, SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL}); err == nil {
-		p.Files = f
-	} else {
-		o.Log.Debug("task files disabled", "reason", err.Error())
-	}
 	p.RunJobs = jobwait.NewWaiter(o.Redis, o.KeyPrefix, o.Log)
 	p.onClose(p.RunJobs.Close)
 	var csvFiles csvlookup.Files
@@ -277,6 +288,9 @@ func (p *Platform) buildAdmin() error {
 		return err
 	}
 	p.Storage = blobs
+	if err := p.buildFiles(); err != nil {
+		return err
+	}
 	p.Bundles = bundle.NewService(bundle.Options{
 		Store: o.Store, Blobs: p.Storage, Log: o.Log,
 		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL,
@@ -291,6 +305,34 @@ func (p *Platform) buildAdmin() error {
 	return nil
 }
 
+// buildFiles builds the task files and the capabilities on them, and marks
+// the capabilities it serves: the file ones always, get_translation when
+// TRANSLATE_URL names an engine.
+func (p *Platform) buildFiles() error {
+	o := p.Options
+	if len(o.Config.SecretsKey) == 0 {
+		return nil
+	}
+	var err error
+	p.Files, err = files.New(files.Options{
+		Store: o.Store, Blobs: p.Storage, SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL,
+	})
+	if err != nil {
+		return err
+	}
+	var engine translate.Provider
+	if o.Config.Tools.TranslateURL != "" {
+		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
+	}
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine})
+	for _, c := range binding.Catalog {
+		if p.Capabilities.Serves(c.Name) {
+			p.ServedCapabilities[c.Name] = true
+		}
+	}
+	return nil
+}
+
 // onClose registers fn to run at Close, in reverse order of registration.
 func (p *Platform) onClose(fn func()) { p.closers = append(p.closers, fn) }
 
@@ -300,4 +342,13 @@ func (p *Platform) Close() {
 		p.closers[i]()
 	}
 	p.closers = nil
+}
+
+// capabilitiesOrNil keeps a nil *capability.Service a nil interface, which
+// the runtime answers with 501.
+func capabilitiesOrNil(c *capability.Service) runtime.Capabilities {
+	if c == nil {
+		return nil
+	}
+	return c
 }

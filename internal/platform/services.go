@@ -24,7 +24,8 @@ func (p *Platform) APIServices() api.Services {
 		Log: p.Log, Health: p.health(),
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
-		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity, Files: p.Files,
+		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
+		Files: p.Files, Queue: p.Queue,
 	}
 }
 
@@ -34,7 +35,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		Log: p.Log, Health: p.health(), Redis: p.Redis, KeyPrefix: p.KeyPrefix,
 		ConsoleKey: p.Config.ConsoleKey, ConsoleURL: p.Config.ConsoleURL, BundleBaseURL: p.Config.BundleBaseURL,
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
-		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
+		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools, Queue: p.Queue, Capabilities: p.Capabilities,
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
 	}
@@ -51,5 +52,6 @@ func (p *Platform) WorkerServices() worker.Services {
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
 		QueueConcurrency: p.Config.QueueConcurrency, WorkerQueues: p.Config.WorkerQueues,
 		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns,
+		Parked: p.Parked, Queue: p.Queue,
 	}
 }

@@ -22,7 +22,7 @@ import (
 // ResumePayload is the resume event: the outbox row's payload, the body of the
 // webhook and the feed's task_resumed record.
 type ResumePayload struct {
-	Type        string    `json:"type"` // "task.resumed"
+	Type        string    `json:"type"` // "task.resumed", "task.aborted"
 	TaskID      string    `json:"task_id"`
 	AgentID     string    `json:"agent_id"`
 	WorkspaceID string    `json:"workspace_id"`
@@ -30,12 +30,17 @@ type ResumePayload struct {
 	AwaitID     string    `json:"await_id"`
 	ResolvedBy  string    `json:"resolved_by"`
 	ResolvedAt  time.Time `json:"resolved_at"`
-	Reason      string    `json:"reason"`           // "action", "admin_release", "expired"
+	Reason      string    `json:"reason"`           // "action", "admin_release", "expired", "admin_abort"
 	Action      string    `json:"action,omitempty"` // the action that released it
 }
 
 // ResumeEventType is the type of a resume event.
 const ResumeEventType = "task.resumed"
+
+// AbortEventType is the type of the event that tells an agent an admin
+// aborted its parked task: delivered like a resume event (webhook, and the
+// feed's await_aborted event on the pull endpoint), but nothing resumes.
+const AbortEventType = "task.aborted"
 
 // SettledError is the 409 of a write or an action on a step whose await is
 // no longer pending, resolved or aborted (ARCHITECTURE.md decision 7): its
@@ -146,6 +151,9 @@ func release(ctx context.Context, tx *gorm.DB, aw models.TaskAwait, p ResumePayl
 	}
 	if res.RowsAffected == 0 {
 		return false, nil
+	}
+	if err := releaseClaim(tx.WithContext(ctx), aw.TaskID); err != nil {
+		return false, err
 	}
 	p.Type, p.AwaitID, p.ResolvedAt = ResumeEventType, aw.ID, now
 	if _, err := outbox.Add(tx.WithContext(ctx), outbox.KindResumeEvent, p); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -92,9 +93,9 @@ func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor string
 
 // Abort aborts the pending await awaitID of a task of workspaceID on behalf
 // of actor: the await becomes aborted, the task failed, the feed records an
-// await_aborted event with the admin's note, and the audit log an
-// await.abort entry, all in one transaction. No resume event is written:
-// the agent is not resumed. An await of another workspace is a 404; one that
+// await_aborted event with the admin's note, the audit log an await.abort
+// entry, and the outbox a task.aborted event for the agent (webhook and
+// pull endpoint), all in one transaction. The agent is not resumed. An await of another workspace is a 404; one that
 // is no longer pending is a 409 naming its state.
 func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note string) (models.TaskAwait, error) {
 	note = strings.TrimSpace(note)
@@ -126,6 +127,9 @@ func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note st
 		if err != nil {
 			return fmt.Errorf("review: fail task %s: %w", task.ID, err)
 		}
+		if err := releaseClaim(tx, task.ID); err != nil {
+			return err
+		}
 		aw = found
 		detail := map[string]any{"await_id": aw.ID, "task_id": task.ID, "step_id": aw.CorrelationKey, "reason": ReasonAdminAbort}
 		if note != "" {
@@ -134,12 +138,24 @@ func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note st
 		if err := recordSettled(tx, aw, models.FeedAwaitAborted, ReasonAdminAbort, actor, detail); err != nil {
 			return err
 		}
+		// The agent is told, through the outbox like a release, but its
+		// task is not resumed: the event's type says it was aborted.
+		_, err = outbox.Add(tx, outbox.KindResumeEvent, ResumePayload{
+			Type: AbortEventType, TaskID: task.ID, AgentID: task.AgentID, WorkspaceID: task.WorkspaceID,
+			StepID: aw.CorrelationKey, AwaitID: aw.ID, ResolvedBy: actor, ResolvedAt: now, Reason: ReasonAdminAbort,
+		})
+		if err != nil {
+			return err
+		}
 		return audit.Record(ctx, tx, audit.Entry{
 			WorkspaceID: workspaceID, Actor: actor, Action: AuditAwaitAbort, TargetType: "await", TargetID: aw.ID, Detail: detail,
 		})
 	})
 	if err != nil {
 		return models.TaskAwait{}, err
+	}
+	if p.afterRelease != nil {
+		p.afterRelease(ctx)
 	}
 	return p.reload(ctx, aw.ID)
 }

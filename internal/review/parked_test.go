@@ -101,7 +101,8 @@ func TestAdminReleaseLosingARaceNamesTheWinningState(t *testing.T) {
 func TestAdminAbortFailsTheTaskWithoutResuming(t *testing.T) {
 	t.Parallel()
 	p := newParked(t)
-	settle := review.NewParked(p.st, func(context.Context) { t.Error("an abort must not wake the relay") })
+	var woken int
+	settle := review.NewParked(p.st, func(context.Context) { woken++ })
 	aw, err := settle.Abort(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "  duplicate invoice  ")
 	require.NoError(t, err)
 	require.Equal(t, models.AwaitAborted, aw.Status)
@@ -109,9 +110,16 @@ func TestAdminAbortFailsTheTaskWithoutResuming(t *testing.T) {
 	require.NotNil(t, aw.ResolvedAt)
 	require.Equal(t, models.TaskFailed, p.taskStatus(t))
 
-	var n int64
-	require.NoError(t, p.st.DB.Model(&models.Outbox{}).Count(&n).Error)
-	require.Zero(t, n, "no resume event")
+	// The agent is told (an event of type task.aborted with its reason),
+	// and the relay woken for it; the handler resumes nothing for it.
+	var rows []models.Outbox
+	require.NoError(t, p.st.DB.Find(&rows).Error)
+	require.Len(t, rows, 1)
+	var told review.ResumePayload
+	require.NoError(t, rows[0].Payload.Decode(&told))
+	require.Equal(t, review.AbortEventType, told.Type)
+	require.Equal(t, review.ReasonAdminAbort, told.Reason)
+	require.Equal(t, 1, woken)
 	var ev models.FeedEvent
 	require.NoError(t, p.st.DB.Where("task_id = ? AND type = ?", p.task.ID, models.FeedAwaitAborted).Take(&ev).Error)
 	require.JSONEq(t, `{"await_id":"`+p.await.ID+`","task_id":"`+p.task.ID+`","step_id":"`+p.step.ID+`","reason":"admin_abort","note":"duplicate invoice"}`, string(ev.Payload))

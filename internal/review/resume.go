@@ -101,6 +101,9 @@ func (r *Resumer) HandleResume(ctx context.Context, outboxID string) error {
 			taskGone = gone
 			return err
 		}
+		if ev.Type == AbortEventType {
+			return nil // the abort recorded its own feed event; nothing resumes
+		}
 		if err := resumeTask(tx, ev.TaskID); err != nil {
 			return err
 		}

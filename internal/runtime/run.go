@@ -152,8 +152,12 @@ func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte)
 	if !b.Grants(r.Op) {
 		return Result{}, apperr.Forbiddenf("capability %q is not granted by this binding", r.Op)
 	}
-	if s.Served == nil || !s.Served(r.Op) {
+	if s.Capabilities == nil || s.Served == nil || !s.Served(r.Op) {
 		return Result{}, apperr.NotImplementedf("this deployment does not serve capability %q", r.Op)
 	}
-	return Result{}, apperr.NotImplementedf("capability %q has no implementation", r.Op)
+	out, err := s.Capabilities.Call(ctx, c.TaskID, r.Op, r.Payload)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Kind: r.Op, Body: map[string]any{"result": out}, Result: out}, nil
 }

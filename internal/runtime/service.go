@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -38,6 +39,13 @@ type CallInput = gateway.CallInput
 // when the body is not JSON (gateway.Response).
 type Response = gateway.Response
 
+// Capabilities serves the platform features of /capability on a task
+// (capability.Service).
+type Capabilities interface {
+	// Call runs capability name for a session of taskID with its payload.
+	Call(ctx context.Context, taskID, name string, payload json.RawMessage) (any, error)
+}
+
 // Service runs the verbs. Build one per process (internal/platform).
 type Service struct {
 	Store    *store.Store
@@ -53,6 +61,9 @@ type Service struct {
 	// tool's name, as a tools op names it) this deployment has an executor
 	// for; nil: none, and /run answers 501.
 	ToolServed func(tool string) bool
+	// Capabilities serves /capability on the session's own task
+	// (internal/capability); nil answers 501.
+	Capabilities Capabilities
 	// Journal records the write intents and feed rows of /write and
 	// /action (group-committed); required for both verbs.
 	Journal *Journal

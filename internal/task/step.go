@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/models"
@@ -131,6 +132,12 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 		if await != nil {
 			if err := tx.Create(await).Error; err != nil {
 				return fmt.Errorf("task: create await: %w", err)
+			}
+			if tool.AwaitExpirySeconds != nil && *tool.AwaitExpirySeconds > 0 {
+				due := now.Add(time.Duration(*tool.AwaitExpirySeconds) * time.Second)
+				if err := review.ScheduleAwaitExpiry(tx, c.WorkspaceID, await.ID, due); err != nil {
+					return err
+				}
 			}
 		}
 		artifact := models.FeedEvent{TaskID: t.ID, StepID: &step.ID, Type: models.FeedArtifact, Name: tool.DisplayName,

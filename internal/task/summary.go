@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,6 +128,13 @@ func summarize(ctx context.Context, d Deps, log *slog.Logger, outboxID string) e
 				return fmt.Errorf("save key value %s: %w", k, err)
 			}
 		}
+		if p, ok := priorityValue(values[agent.PriorityField]); ok && agent.PriorityField != "" {
+			// The review queue orders parked tasks by this column (an index
+			// serves it), so the key detail is copied onto the task.
+			if err := tx.Model(&models.Task{}).Where("id = ?", t.ID).Update("priority", p).Error; err != nil {
+				return fmt.Errorf("save priority: %w", err)
+			}
+		}
 		return tx.Model(&models.Step{}).Where("id = ?", step.ID).
 			Updates(map[string]any{"output": models.MustJSON(art), "updated_at": now}).Error
 	})
@@ -175,4 +184,24 @@ func summaryPrompt(defs []admin.KeyDefinition, instructions string, t models.Tas
 		{Role: "system", Content: sys.String()},
 		{Role: "user", Content: "The task, as JSON:\n" + string(user)},
 	}
+}
+
+// priorityValue reads a priority key detail: a JSON number, or a string
+// holding one ("1200.50"). Anything else has no priority.
+func priorityValue(raw json.RawMessage) (float64, bool) {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return 0, false
+		}
+		return f, true
+	}
+	return 0, false
 }

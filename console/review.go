@@ -1,0 +1,235 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/capability"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/models"
+)
+
+// reviewPath is the reviewer's home: the only pages a reviewer sees.
+const reviewPath = "/review"
+
+// maxViewerPages bounds the pages of one document the viewer shows as text.
+const maxViewerPages = 50
+
+// reviewRoutes mounts the reviewer's host pages, for reviewers and admins.
+func (s *server) reviewRoutes(app *fiber.App) {
+	g := app.Group(reviewPath, s.loadSession, s.checkCSRF, s.requireReviewer)
+	g.Get("", s.showReview)
+	g.Post("/next", s.reviewNext)
+	g.Get("/tasks/:id", s.showReviewTask)
+	g.Post("/tasks/:id/session", s.openReviewSession)
+	g.Post("/tasks/:id/abort", s.abortReview)
+	g.Post("/tasks/:id/translation", s.reviewTranslation)
+}
+
+// reviewHome is the review page's data.
+type reviewHome struct {
+	Nothing bool // the last "Review next" found nothing
+}
+
+// showReview answers GET /review: the "Review next" button.
+func (s *server) showReview(c *fiber.Ctx) error {
+	return s.render(c, fiber.StatusOK, "review", "Review", "review", reviewHome{})
+}
+
+// wantsJSON reports whether the host script (not a form) is asking.
+func wantsJSON(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON)
+}
+
+// reviewNext answers POST /review/next: it claims the next parked task for
+// the signed-in reviewer (review.Queue.Next) and opens it. The host script
+// (request_next_review) asks for JSON and navigates itself.
+func (s *server) reviewNext(c *fiber.Ctx) error {
+	me := adminOf(c)
+	claim, err := s.Queue.Next(c.UserContext(), me.WorkspaceID, me.ID)
+	if err != nil {
+		return err
+	}
+	if claim == nil {
+		if wantsJSON(c) {
+			return c.JSON(fiber.Map{"task": nil, "message": "nothing to review"})
+		}
+		return s.render(c, fiber.StatusOK, "review", "Review", "review", reviewHome{Nothing: true})
+	}
+	to := reviewPath + "/tasks/" + claim.TaskID
+	if wantsJSON(c) {
+		return c.JSON(fiber.Map{"task": claim, "url": to})
+	}
+	return c.Redirect(to, fiber.StatusSeeOther)
+}
+
+// viewerPage is one page of a document as the viewer shows it.
+type viewerPage struct {
+	Number int
+	Text   string
+}
+
+// viewerDocument is one file of the task in the viewer.
+type viewerDocument struct {
+	ID, Name, URL string
+	Pages         []viewerPage
+	More          int // pages past maxViewerPages, not shown
+}
+
+// reviewTaskPage is the reviewer's host page of one claimed task.
+type reviewTaskPage struct {
+	Task      task.Detail
+	StepID    string // the artifact step ("" when the task has none)
+	Pending   bool   // the step's await is pending: the artifact opens at once
+	Documents []viewerDocument
+	KeyValues []keyValue
+}
+
+type keyValue struct{ Key, Value string }
+
+// reviewTask loads a task the signed-in reviewer holds (an admin may look
+// at any task of the workspace).
+func (s *server) reviewTask(c *fiber.Ctx) (task.Detail, error) {
+	me := adminOf(c)
+	id := c.Params("id")
+	if me.Role != models.RoleAdmin {
+		if err := s.Queue.Holds(c.UserContext(), me.WorkspaceID, me.ID, id); err != nil {
+			return task.Detail{}, err
+		}
+	}
+	return s.Tasks.Inspect(c.UserContext(), me.WorkspaceID, id)
+}
+
+// showReviewTask answers GET /review/tasks/:id: the task's documents (text
+// per page), its key details and the artifact's frame, which the host
+// script mounts at once while the await is pending.
+func (s *server) showReviewTask(c *fiber.Ctx) error {
+	d, err := s.reviewTask(c)
+	if err != nil {
+		return err
+	}
+	p := reviewTaskPage{Task: d}
+	for _, st := range d.Steps {
+		if st.Kind == models.StepAppTool {
+			p.StepID = st.ID
+		}
+	}
+	pending, err := s.Queue.PendingStep(c.UserContext(), d.ID)
+	if err != nil {
+		return err
+	}
+	if pending != "" {
+		p.StepID, p.Pending = pending, true
+	}
+	for k, v := range d.KeyValues {
+		p.KeyValues = append(p.KeyValues, keyValue{Key: k, Value: strings.Trim(string(v), `"`)})
+	}
+	if s.Capabilities != nil {
+		if p.Documents, err = s.viewerDocuments(c, d.ID); err != nil {
+			return err
+		}
+	}
+	c.Set(fiber.HeaderContentSecurityPolicy, artifactCSP(s.bundleOrigin))
+	return s.render(c, fiber.StatusOK, "review_task", "Review "+shortID(d.ID), "review", p)
+}
+
+// viewerDocuments reads the task's files page by page (file_preview).
+func (s *server) viewerDocuments(c *fiber.Ctx, taskID string) ([]viewerDocument, error) {
+	list, err := s.Capabilities.ListFiles(c.UserContext(), taskID)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]viewerDocument, 0, len(list.Files))
+	for _, f := range list.Files {
+		doc := viewerDocument{ID: f.FileID, Name: f.Name, URL: f.URL, More: max(f.Pages-maxViewerPages, 0)}
+		for n := 1; n <= min(f.Pages, maxViewerPages); n++ {
+			page := n
+			pv, err := s.Capabilities.FilePreview(c.UserContext(), taskID, capability.PreviewParams{FileID: f.FileID, Page: &page})
+			if err != nil {
+				return nil, err
+			}
+			doc.Pages = append(doc.Pages, viewerPage{Number: n, Text: pv.Text})
+		}
+		docs = append(docs, doc)
+	}
+	return docs, nil
+}
+
+// reviewSession is what the host script mounts the artifact with.
+type reviewSession struct {
+	Init              json.RawMessage `json:"init"`
+	BundleURL         string          `json:"bundle_url"`
+	DefaultFullscreen bool            `json:"default_fullscreen"`
+	AwaitPending      bool            `json:"await_pending"`
+}
+
+// openReviewSession answers POST /review/tasks/:id/session (from the host
+// script, with the CSRF header): it mints a session on the task's artifact
+// step for the reviewer and returns the init message and display settings,
+// read live.
+func (s *server) openReviewSession(c *fiber.Ctx) error {
+	d, err := s.reviewTask(c)
+	if err != nil {
+		return err
+	}
+	stepID := c.Query("step")
+	if !models.IsID(stepID) {
+		return apperr.Invalidf("step must be the artifact step's id")
+	}
+	me := adminOf(c)
+	desc, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{WorkspaceID: me.WorkspaceID, UserID: me.ID, StepID: stepID})
+	if err != nil {
+		return err
+	}
+	if desc.TaskID != d.ID {
+		return apperr.NotFoundf("task %s has no app-tool step %s", d.ID, stepID)
+	}
+	init, err := json.Marshal(initMessage{
+		Type: "init", SessionToken: desc.SessionToken, ExpiresAt: desc.ExpiresAt, APIBase: desc.Runtime.APIBase,
+		Params: desc.Params, Schema: desc.ActionSchema, Theme: desc.Theme, Runtime: desc.Runtime, AwaitID: desc.AwaitID,
+	})
+	if err != nil {
+		return fmt.Errorf("console: encode init message: %w", err)
+	}
+	return c.JSON(reviewSession{Init: init, BundleURL: desc.BundleURL, DefaultFullscreen: desc.DefaultFullscreen, AwaitPending: desc.AwaitPending})
+}
+
+// abortReview answers POST /review/tasks/:id/abort: the reviewer puts the
+// task back in the queue (abort_review_task).
+func (s *server) abortReview(c *fiber.Ctx) error {
+	me := adminOf(c)
+	if err := s.Queue.Abort(c.UserContext(), me.WorkspaceID, me.ID, c.Params("id")); err != nil {
+		return err
+	}
+	if wantsJSON(c) {
+		return c.JSON(fiber.Map{"released": true, "url": reviewPath})
+	}
+	return c.Redirect(reviewPath+"?notice=review_aborted", fiber.StatusSeeOther)
+}
+
+// reviewTranslation answers POST /review/tasks/:id/translation {file_id,
+// page, target_language}: the cached translation of one page for the
+// viewer's overlay (get_translation, not billed).
+func (s *server) reviewTranslation(c *fiber.Ctx) error {
+	d, err := s.reviewTask(c)
+	if err != nil {
+		return err
+	}
+	if s.Capabilities == nil {
+		return apperr.NotImplementedf("this deployment keeps no files")
+	}
+	var p capability.TranslationParams
+	if err := json.Unmarshal(c.Body(), &p); err != nil {
+		return apperr.Invalidf("body must be {file_id, page, target_language}: %s", err)
+	}
+	out, err := s.Capabilities.GetTranslation(c.UserContext(), d.ID, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}

@@ -1,0 +1,141 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/demo"
+	"github.com/appruntime/appruntime/internal/document/documenttest"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
+	"github.com/appruntime/appruntime/internal/toolconfig"
+	"github.com/appruntime/appruntime/models"
+)
+
+// bridgeProbe is a bundle that shows what the host bridge tells it and
+// sends bridge messages on its buttons; abort_review_task is not granted
+// to it.
+const bridgeProbe = `<!doctype html><html><body>
+<p id="state">waiting</p><p id="selection"></p><p id="host-state"></p>
+<button id="select">select</button><button id="next">next</button><button id="abort">abort</button>
+<script>
+window.addEventListener("message", (e) => {
+  if (e.source !== parent) return;
+  const m = e.data || {};
+  if (m.type === "init") document.getElementById("state").textContent = "init:" + m.runtime.capabilities.join(",");
+  if (m.type === "document_selection") document.getElementById("selection").textContent = m.page + ":" + m.text;
+  if (m.type === "host_state") document.getElementById("host-state").textContent = m.selectionMode;
+});
+document.getElementById("select").onclick = () => parent.postMessage({ type: "set_selection_mode", enabled: true }, "*");
+document.getElementById("next").onclick = () => parent.postMessage({ type: "request_next_review" }, "*");
+document.getElementById("abort").onclick = () => parent.postMessage({ type: "abort_review_task" }, "*");
+parent.postMessage({ type: "ready" }, "*");
+</script></body></html>`
+
+// TestReviewerHostInTheBrowser: a reviewer signs in, clicks "Review next",
+// the artifact opens by itself, highlighting text in the viewer reaches the
+// bundle (document_selection), the bundle's request_next_review lands on
+// another task, and an ungranted message (abort_review_task) does nothing.
+func TestReviewerHostInTheBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browser.New(t)
+	s := newStack(t)
+	f := seedDemo(t, s.P, s.Tenant)
+	bg := context.Background()
+	ws, actor := s.Tenant.Workspace.ID, "user:"+s.Tenant.Admin.ID
+
+	spec := demo.Spec()
+	spec.Capabilities = []string{"document_selection", "next_review_task"}
+	raw, err := json.Marshal(spec)
+	require.NoError(t, err)
+	b, err := s.P.Bindings.Create(bg, ws, actor, binding.Input{Name: "probe binding", BindingKind: binding.KindPostgres,
+		IntegrationID: f.IntegrationID, AllowedOperations: raw})
+	require.NoError(t, err)
+	bv, err := s.P.Bundles.Create(bg, ws, actor, bundle.Upload{Name: "bridge-probe", ContentType: "text/html", Content: []byte(bridgeProbe)})
+	require.NoError(t, err)
+	tool, err := s.P.Tools.Create(bg, ws, actor, toolconfig.Input{AgentID: s.Tenant.Agent.ID, DisplayName: "Bridge probe",
+		BaseTool: models.BaseAppTool, BundleID: &bv.ID, BindingID: &b.ID, AwaitReview: true})
+	require.NoError(t, err)
+	caller := task.Caller{WorkspaceID: ws, AgentID: s.Tenant.Agent.ID, Actor: "agent:" + s.Tenant.Agent.ID}
+	probeTask := func(title string, priority float64) string {
+		tk, err := s.P.Tasks.Create(bg, caller, task.TaskInput{Title: title, Priority: &priority})
+		require.NoError(t, err)
+		_, err = s.P.Tasks.AddAppToolStep(bg, caller, tk.ID, task.StepInput{ConfiguredToolID: tool.ID})
+		require.NoError(t, err)
+		_, err = s.P.Files.Upload(bg, tk.ID, title+".pdf", "", bytes.NewReader(documenttest.PDF(title+" page one", title+" page two")))
+		require.NoError(t, err)
+		return tk.ID
+	}
+	first, second := probeTask("Probe A", 10), probeTask("Probe B", 9)
+
+	// Sign in on the way to /review and ask for the next review.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/review"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), f.ReviewerEmail),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#review-next`)),
+		chromedp.Click(chromedp.CSS(`#review-next`)),
+		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
+	))
+	location, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, s.URL+"/review/tasks/"+first, location, "the highest priority first")
+
+	frame := browser.Frame(t, ctx, s.APIURL+"/bundles/"+bv.ID+"/")
+	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](`document.querySelector("#state").textContent.startsWith("init:")`,
+		chromedp.WithPollingTimeout(15*time.Second))))
+	state, err := chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#state`)))
+	require.NoError(t, err)
+	require.Equal(t, "init:file_preview,list_files,split_document,document_selection,next_review_task", state)
+
+	// An ungranted message does nothing: the task stays claimed, the page stays.
+	require.NoError(t, chromedp.Do(frame, chromedp.Click(chromedp.CSS(`#abort`))))
+	time.Sleep(700 * time.Millisecond)
+	location, err = chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, s.URL+"/review/tasks/"+first, location)
+	var held models.Task
+	require.NoError(t, s.Store.DB.Where("id = ?", first).Take(&held).Error)
+	require.NotNil(t, held.ClaimedBy, "abort_review_task is not granted: the claim stands")
+
+	// The bundle asks for selections; the reviewer highlights text.
+	require.NoError(t, chromedp.Do(frame,
+		chromedp.Click(chromedp.CSS(`#select`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#host-state").textContent === "text"`, chromedp.WithPollingTimeout(10*time.Second)),
+	))
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const el = document.querySelector('.document .page[data-page="1"] .page-text');
+		const r = document.createRange(); r.selectNodeContents(el);
+		const sel = getSelection(); sel.removeAllRanges(); sel.addRange(r);
+		document.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+		return true;
+	})()`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](`document.querySelector("#selection").textContent !== ""`,
+		chromedp.WithPollingTimeout(10*time.Second))))
+	selection, err := chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#selection`)))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(selection, "1:Probe A page one"), selection)
+
+	// request_next_review: the host claims the next task and opens it.
+	require.NoError(t, chromedp.Do(frame, chromedp.Click(chromedp.CSS(`#next`))))
+	require.Eventually(t, func() bool {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		return err == nil && loc == s.URL+"/review/tasks/"+second
+	}, 15*time.Second, 100*time.Millisecond, "the host opens the next task")
+	var next models.Task
+	require.NoError(t, s.Store.DB.Where("id = ?", second).Take(&next).Error)
+	require.NotNil(t, next.ClaimedBy)
+	require.Equal(t, *held.ClaimedBy, *next.ClaimedBy, "claimed for the same reviewer")
+}

@@ -1,0 +1,299 @@
+// The reviewer's host page: it mounts the task's artifact in the sandboxed
+// iframe (at once while the await is pending), honours default_fullscreen
+// unless the reviewer chose otherwise, and relays the bridge messages of
+// seed 000. A message is listened to only when it comes from the mounted
+// frame's window, has the expected shape, and its capability is granted
+// (runtime.capabilities of the init message); anything else is ignored.
+(function () {
+  "use strict";
+  var host = document.getElementById("review-host");
+  var frame = document.getElementById("artifact-frame");
+  if (!host) {
+    return;
+  }
+  var taskID = host.getAttribute("data-task");
+  var stepID = host.getAttribute("data-step");
+  var csrf = host.getAttribute("data-csrf");
+  var section = document.getElementById("artifact-section");
+  var bridge = document.getElementById("bridge-status");
+  var openButton = document.getElementById("open-artifact");
+  var fullButton = document.getElementById("toggle-fullscreen");
+  var highlighter = document.getElementById("highlighter");
+  var MAX_LABEL = 200;
+
+  var init = null;
+  var granted = [];
+  var sent = false;
+  var pinned = false;         // the reviewer expanded or collapsed the artifact themselves
+  var selectionWanted = false; // the bundle asked for document_selection
+  var highlighting = false;    // the reviewer is using the highlighter
+  var translating = false;
+
+  function status(text) {
+    if (bridge) {
+      bridge.textContent = text;
+    }
+  }
+
+  function post(path, body) {
+    return fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf, "Accept": "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify(body || {})
+    }).then(function (res) {
+      return res.json().then(function (data) {
+        if (!res.ok) {
+          throw new Error((data && data.error) || ("HTTP " + res.status));
+        }
+        return data;
+      });
+    });
+  }
+
+  function setFullscreen(on) {
+    section.classList.toggle("fullscreen", on);
+    if (fullButton) {
+      fullButton.textContent = on ? "Leave full screen" : "Full screen";
+    }
+  }
+
+  function mount() {
+    if (!frame || !stepID) {
+      return Promise.resolve();
+    }
+    status("opening…");
+    return post("/review/tasks/" + taskID + "/session?step=" + encodeURIComponent(stepID)).then(function (s) {
+      init = s.init;
+      granted = (init.runtime && Array.isArray(init.runtime.capabilities)) ? init.runtime.capabilities : [];
+      sent = false;
+      frame.src = s.bundle_url;
+      frame.hidden = false;
+      if (openButton) {
+        openButton.hidden = true;
+      }
+      if (s.default_fullscreen && !pinned) {
+        setFullscreen(true);
+      }
+      status("waiting for the bundle…");
+    }).catch(function (err) {
+      status("could not open: " + err.message);
+    });
+  }
+
+  function toFrame(message) {
+    if (frame && frame.contentWindow && sent) {
+      frame.contentWindow.postMessage(message, "*");
+    }
+  }
+
+  function selectionMode() {
+    return selectionWanted && !highlighting ? "text" : "off";
+  }
+
+  function sendHostState() {
+    toFrame({ type: "host_state", selectionMode: selectionMode() });
+  }
+
+  function isGranted(name) {
+    return granted.indexOf(name) >= 0;
+  }
+
+  // Each handler checks its message's shape; a false return means ignored.
+  var handlers = {
+    set_selection_mode: {
+      requires: "document_selection",
+      run: function (m) {
+        if (typeof m.enabled !== "boolean") {
+          return false;
+        }
+        selectionWanted = m.enabled;
+        host.setAttribute("data-selection", selectionMode());
+        sendHostState();
+        return true;
+      }
+    },
+    set_translation: {
+      requires: "get_translation",
+      run: function (m) {
+        if (typeof m.show !== "boolean") {
+          return false;
+        }
+        showTranslation(m.show);
+        return true;
+      }
+    },
+    request_next_review: {
+      requires: "next_review_task",
+      run: function () {
+        post("/review/next").then(function (r) {
+          if (r.url) {
+            window.location.assign(r.url);
+          } else {
+            status("nothing else to review");
+          }
+        }).catch(function (err) { status("next review failed: " + err.message); });
+        return true;
+      }
+    },
+    abort_review_task: {
+      requires: "abort_review_task",
+      run: function () {
+        post("/review/tasks/" + taskID + "/abort").then(function (r) {
+          window.location.assign(r.url || "/review");
+        }).catch(function (err) { status("could not put it back: " + err.message); });
+        return true;
+      }
+    },
+    open_citation: {
+      requires: null,
+      run: function (m) {
+        var ids = m.citation_ids;
+        if (ids !== undefined && (!Array.isArray(ids) || !ids.every(function (x) { return typeof x === "number" && isFinite(x); }))) {
+          return false;
+        }
+        if (m.source_page !== undefined && !(Number.isInteger(m.source_page) && m.source_page >= 1)) {
+          return false;
+        }
+        if (ids === undefined && m.source_page === undefined) {
+          return false;
+        }
+        if (m.label !== undefined && (typeof m.label !== "string" || Array.from(m.label).length > MAX_LABEL)) {
+          return false;
+        }
+        if (m.file_name !== undefined && typeof m.file_name !== "string") {
+          return false;
+        }
+        openCitation(m.file_name, m.source_page || 1, m.label);
+        return true;
+      }
+    }
+  };
+
+  var openDocument = null;
+
+  function documentNamed(name) {
+    var docs = document.querySelectorAll(".document");
+    for (var i = 0; i < docs.length; i++) {
+      if (name && docs[i].getAttribute("data-file-name") === name) {
+        return docs[i];
+      }
+    }
+    return openDocument || docs[0] || null;
+  }
+
+  function openCitation(fileName, page, label) {
+    var doc = documentNamed(fileName);
+    if (!doc) {
+      return;
+    }
+    openDocument = doc;
+    var el = doc.querySelector('.page[data-page="' + page + '"]');
+    if (el) {
+      var marked = document.querySelectorAll(".page.cited");
+      for (var i = 0; i < marked.length; i++) {
+        marked[i].classList.remove("cited");
+      }
+      el.classList.add("cited");
+      if (label) {
+        el.setAttribute("data-citation-label", label);
+      }
+      el.scrollIntoView({ block: "start" });
+    }
+  }
+
+  function showTranslation(show) {
+    translating = show;
+    var pages = document.querySelectorAll(".document .page");
+    pages.forEach(function (el) {
+      var out = el.querySelector(".page-translation");
+      if (!show) {
+        out.hidden = true;
+        return;
+      }
+      var doc = el.closest(".document");
+      post("/review/tasks/" + taskID + "/translation", {
+        file_id: doc.getAttribute("data-file-id"),
+        page: Number(el.getAttribute("data-page")),
+        target_language: (navigator.language || "en").split("-")[0]
+      }).then(function (t) {
+        if (!translating) {
+          return;
+        }
+        out.textContent = (t.segments || []).map(function (s) { return s.translated; }).join("\n");
+        out.hidden = false;
+      }).catch(function () { /* the overlay stays off for this page */ });
+    });
+  }
+
+  window.addEventListener("message", function (event) {
+    if (!frame || event.source !== frame.contentWindow) {
+      return;
+    }
+    var m = event.data;
+    if (!m || typeof m !== "object" || typeof m.type !== "string") {
+      return;
+    }
+    if (m.type === "ready") {
+      if (sent || !init) {
+        status("the artifact reloaded: reopen it to reconnect");
+        return;
+      }
+      sent = true;
+      frame.contentWindow.postMessage(init, "*");
+      status("connected");
+      return;
+    }
+    var h = handlers[m.type];
+    if (!h || (h.requires && !isGranted(h.requires))) {
+      return;
+    }
+    h.run(m);
+  });
+
+  // The viewer hands the bundle the text the reviewer highlights, while
+  // the bundle asked for it and the highlighter tool is not in use.
+  document.addEventListener("mouseup", function () {
+    if (selectionMode() === "off" || !isGranted("document_selection")) {
+      return;
+    }
+    var sel = window.getSelection();
+    var text = sel ? sel.toString().trim() : "";
+    if (!text || !sel.anchorNode) {
+      return;
+    }
+    var node = sel.anchorNode.nodeType === 1 ? sel.anchorNode : sel.anchorNode.parentElement;
+    var page = node && node.closest ? node.closest(".page") : null;
+    if (!page) {
+      return;
+    }
+    var doc = page.closest(".document");
+    openDocument = doc;
+    var message = { type: "document_selection", text: text, page: Number(page.getAttribute("data-page")) };
+    if (doc) {
+      message.label = doc.getAttribute("data-file-name");
+    }
+    toFrame(message);
+  });
+
+  if (highlighter) {
+    highlighter.addEventListener("click", function () {
+      highlighting = !highlighting;
+      highlighter.textContent = highlighting ? "on" : "off";
+      host.setAttribute("data-selection", selectionMode());
+      sendHostState();
+    });
+  }
+  if (fullButton) {
+    fullButton.addEventListener("click", function () {
+      pinned = true;
+      setFullscreen(!section.classList.contains("fullscreen"));
+    });
+  }
+  if (openButton) {
+    openButton.addEventListener("click", function () { mount(); });
+  }
+  if (host.getAttribute("data-pending") === "true") {
+    mount();
+  }
+})();

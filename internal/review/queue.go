@@ -1,0 +1,233 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/models"
+)
+
+// ClaimDuration is how long handing a parked task to a reviewer holds it
+// for them (seed 000, next_review_task): long enough to finish a review,
+// short enough that an abandoned one goes back to the queue soon.
+const ClaimDuration = 20 * time.Minute
+
+// Queue hands parked tasks to reviewers (POST /api/review/next): a task
+// whose app-tool await is pending, assigned to the reviewer first, then the
+// highest priority (the agent's priority_field key detail, copied onto
+// tasks.priority by the summary pass), then the oldest. Handing over claims
+// the task for ClaimDuration and assigns it; concurrent reviewers get
+// different tasks (FOR UPDATE SKIP LOCKED). A claim whose time passed is
+// free again whether or not its expiry job ran: the job only tidies the row.
+// It is safe for concurrent use.
+type Queue struct {
+	store    *store.Store
+	claimFor time.Duration
+	now      func() time.Time
+	// afterClaim runs after a claim committed (it schedules the claim's
+	// expiry job); nil does nothing.
+	afterClaim func(ctx context.Context, c ReviewClaim)
+}
+
+// QueueOptions configure a Queue.
+type QueueOptions struct {
+	Store *store.Store
+	// ClaimFor is how long a claim holds; zero is ClaimDuration (tests
+	// shorten it).
+	ClaimFor time.Duration
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// AfterClaimFunc runs after every committed claim; an error it meets
+	// is its own to log, since the claim expires by its time regardless.
+	AfterClaimFunc func(ctx context.Context, c ReviewClaim)
+}
+
+// NewQueue returns a Queue.
+func NewQueue(o QueueOptions) *Queue {
+	q := &Queue{store: o.Store, claimFor: o.ClaimFor, now: o.Now, afterClaim: o.AfterClaimFunc}
+	if q.claimFor <= 0 {
+		q.claimFor = ClaimDuration
+	}
+	if q.now == nil {
+		q.now = time.Now
+	}
+	return q
+}
+
+// ClaimFor is how long this queue's claims hold.
+func (q *Queue) ClaimFor() time.Duration { return q.claimFor }
+
+// ReviewClaim is a parked task handed to a reviewer: the task, the await it
+// is parked on and its app-tool step (what the host mints a session on).
+type ReviewClaim struct {
+	TaskID         string    `json:"task_id"`
+	AgentID        string    `json:"agent_id"`
+	Title          string    `json:"title"`
+	StepID         string    `json:"step_id"`
+	AwaitID        string    `json:"await_id"`
+	Priority       float64   `json:"priority"`
+	ClaimedBy      string    `json:"claimed_by"`
+	AssignedTo     string    `json:"assigned_to"`
+	ClaimExpiresAt time.Time `json:"claim_expires_at"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// claimSQL claims one claimable parked task of a workspace in one
+// statement: waiting for input with a pending app-tool await, not under a
+// live claim, the first in queue order (the partial index
+// tasks_review_queue of migration 0007 serves it; tasks_review_assigned
+// the assigned-to-me pass). On Postgres the candidate row is locked with
+// SKIP LOCKED, so concurrent claims pass over each other's rows instead of
+// waiting for them; SQLite serialises writers.
+const claimSQL = `UPDATE tasks SET claimed_by = ?, claim_expires_at = ?, assigned_to = ?
+WHERE id = (SELECT t.id FROM tasks t
+  WHERE t.workspace_id = ? AND t.status = 'waiting_for_input'
+    AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= ?)
+    AND %s
+    AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')
+  ORDER BY t.priority DESC, t.created_at, t.id
+  LIMIT 1%s)
+RETURNING id, agent_id, title, priority, claim_expires_at, created_at`
+
+// Next claims the next task for reviewer userID of workspaceID, or returns
+// nil when nothing is waiting for review: first among the tasks assigned to
+// them, then among all.
+func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewClaim, error) {
+	if !models.IsID(userID) {
+		return nil, apperr.Forbiddenf("the review queue needs a reviewer: use a host token issued for a user")
+	}
+	db := q.store.DB.WithContext(ctx)
+	now := q.now().UTC()
+	// Postgres keeps microseconds: the expiry job matches this value exactly.
+	expires := now.Add(q.claimFor).Truncate(time.Microsecond)
+	lock := ""
+	if q.store.Dialect == config.Postgres {
+		lock = " FOR UPDATE OF t SKIP LOCKED"
+	}
+	var claimed []models.Task
+	for _, pass := range []struct {
+		cond string
+		args []any
+	}{{"t.assigned_to = ?", []any{userID}}, {"TRUE", nil}} {
+		args := append([]any{userID, expires, userID, workspaceID, now}, pass.args...)
+		if err := db.Raw(fmt.Sprintf(claimSQL, pass.cond, lock), args...).Scan(&claimed).Error; err != nil {
+			return nil, fmt.Errorf("review: claim next task: %w", err)
+		}
+		if len(claimed) > 0 {
+			break
+		}
+	}
+	if len(claimed) == 0 {
+		return nil, nil
+	}
+	t := claimed[0]
+	var aw models.TaskAwait
+	err := db.Where("task_id = ? AND status = ? AND source_type = ?", t.ID, models.AwaitPending, models.AwaitSourceAppTool).
+		Order("created_at").Limit(1).Find(&aw).Error
+	if err != nil {
+		return nil, fmt.Errorf("review: load the claimed task's await: %w", err)
+	}
+	claim := &ReviewClaim{TaskID: t.ID, AgentID: t.AgentID, Title: t.Title, StepID: aw.CorrelationKey, AwaitID: aw.ID,
+		Priority: t.Priority, ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires, CreatedAt: t.CreatedAt}
+	if q.afterClaim != nil {
+		q.afterClaim(ctx, *claim)
+	}
+	return claim, nil
+}
+
+// Abort puts taskID back in the queue for reviewer userID of workspaceID
+// (abort_review_task): its claim and its assignment are dropped. Only the
+// holder of a live claim may: a task of another workspace is 404, one that
+// someone else holds, or nobody, 409.
+func (q *Queue) Abort(ctx context.Context, workspaceID, userID, taskID string) error {
+	if !models.IsID(userID) {
+		return apperr.Forbiddenf("the review queue needs a reviewer: use a host token issued for a user")
+	}
+	if !models.IsID(taskID) {
+		return apperr.NotFoundf("task %s not found", taskID)
+	}
+	res := q.store.DB.WithContext(ctx).Model(&models.Task{}).
+		Where("id = ? AND workspace_id = ? AND claimed_by = ? AND claim_expires_at > ?", taskID, workspaceID, userID, q.now().UTC()).
+		Updates(map[string]any{"claimed_by": nil, "claim_expires_at": nil, "assigned_to": nil})
+	if res.Error != nil {
+		return fmt.Errorf("review: abort review of task %s: %w", taskID, res.Error)
+	}
+	if res.RowsAffected > 0 {
+		return nil
+	}
+	var t models.Task
+	err := q.store.DB.WithContext(ctx).Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return apperr.NotFoundf("task %s not found", taskID)
+	}
+	if err != nil {
+		return fmt.Errorf("review: load task %s: %w", taskID, err)
+	}
+	return apperr.Conflictf("task %s is not claimed by you: only the reviewer holding it may put it back", taskID)
+}
+
+// ExpireClaim clears the claim of taskID that was due to expire at
+// expiresAt, when it is still that claim (a claim renewed or released since
+// is left alone). It is the claim expiry job's work, and idempotent. The
+// assignment stays: the task still sorts first for its reviewer.
+func (q *Queue) ExpireClaim(ctx context.Context, taskID string, expiresAt time.Time) (bool, error) {
+	res := q.store.DB.WithContext(ctx).Model(&models.Task{}).
+		Where("id = ? AND claim_expires_at = ? AND claim_expires_at <= ?", taskID, expiresAt.UTC(), q.now().UTC()).
+		Updates(map[string]any{"claimed_by": nil, "claim_expires_at": nil})
+	if res.Error != nil {
+		return false, fmt.Errorf("review: expire claim of task %s: %w", taskID, res.Error)
+	}
+	return res.RowsAffected > 0, nil
+}
+
+// releaseClaim drops the claim on a task whose await was just settled,
+// inside the settling transaction: a resolving action, an admin's release
+// or abort, an await's expiry.
+func releaseClaim(tx *gorm.DB, taskID string) error {
+	err := tx.Model(&models.Task{}).Where("id = ? AND claimed_by IS NOT NULL", taskID).
+		Updates(map[string]any{"claimed_by": nil, "claim_expires_at": nil}).Error
+	if err != nil {
+		return fmt.Errorf("review: release claim of task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// Holds reports, as an error, whether reviewer userID holds a live claim on
+// taskID of workspaceID: nil when they do, 404 for a task of another
+// workspace, 409 when they do not (anymore).
+func (q *Queue) Holds(ctx context.Context, workspaceID, userID, taskID string) error {
+	if !models.IsID(taskID) {
+		return apperr.NotFoundf("task %s not found", taskID)
+	}
+	var t models.Task
+	err := q.store.DB.WithContext(ctx).Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return apperr.NotFoundf("task %s not found", taskID)
+	}
+	if err != nil {
+		return fmt.Errorf("review: load task %s: %w", taskID, err)
+	}
+	if t.ClaimedBy == nil || *t.ClaimedBy != userID || t.ClaimExpiresAt == nil || !t.ClaimExpiresAt.After(q.now()) {
+		return apperr.Conflictf("you do not hold task %s: ask for the next review", taskID)
+	}
+	return nil
+}
+
+// PendingStep returns the app-tool step taskID is parked on (its oldest
+// pending await's), or "" when nothing is pending.
+func (q *Queue) PendingStep(ctx context.Context, taskID string) (string, error) {
+	var aw models.TaskAwait
+	res := q.store.DB.WithContext(ctx).Where("task_id = ? AND status = ? AND source_type = ?", taskID, models.AwaitPending, models.AwaitSourceAppTool).
+		Order("created_at").Limit(1).Find(&aw)
+	if res.Error != nil {
+		return "", fmt.Errorf("review: load pending await of %s: %w", taskID, res.Error)
+	}
+	return aw.CorrelationKey, nil
+}
