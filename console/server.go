@@ -21,6 +21,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
@@ -73,6 +74,8 @@ type Services struct {
 	Tasks *task.Service
 	// Tools lists configured tools.
 	Tools *toolconfig.Service
+	// Metrics records every page served; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // server is the console: its services, the parsed pages and the settings of
@@ -109,7 +112,7 @@ func New(svc Services) (*fiber.App, error) {
 		bundleOrigin:  originOf(svc.BundleBaseURL),
 		signIns:       limit.NewSignInThrottle(svc.Redis, svc.KeyPrefix),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true})
+	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console")})
 	app.Use(securityHeaders)
 	web.MountHealth(app, svc.Log, svc.Health...)
 	static, err := fs.Sub(staticFS, "static")

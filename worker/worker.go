@@ -12,6 +12,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/agentcall"
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
@@ -50,6 +51,8 @@ type Services struct {
 	AgentCalls *agentcall.Service
 	// Tasks runs the summary pass.
 	Tasks *task.Service
+	// Metrics records every job's duration and outcome; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Worker is the running fleet member.
@@ -65,7 +68,8 @@ func New(svc Services) *Worker {
 	w := &Worker{Services: svc, muxes: map[string]*asynq.ServeMux{}}
 	for _, q := range []string{svc.Queues.Lookup, svc.Queues.Extract, svc.Queues.Script, svc.Queues.Events} {
 		mux := asynq.NewServeMux()
-		mux.Use(jobLogging)
+		// Every job's duration and outcome is recorded by kind.
+		mux.Use(svc.Metrics.JobMiddleware, jobLogging)
 		w.muxes[q] = mux
 	}
 	w.register()

@@ -139,6 +139,11 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	printDevInfo(info, filepath.Join(*dir, "dev.json"))
 
+	stopMetrics, err := startMetrics(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopMetrics() }()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return ignoreClosed(web.Serve(gctx, api.New(p.APIServices()), apiLn, cfg.ShutdownTimeout))

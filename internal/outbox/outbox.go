@@ -53,3 +53,18 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time) (int64, error) {
 		}
 	}
 }
+
+// OldestUnsentAge returns how long the oldest row not yet relayed has
+// waited, 0 when every row is sent: the lag of resume events behind their
+// commit (the appruntime_outbox_oldest_unsent_age_seconds gauge).
+func OldestUnsentAge(ctx context.Context, db *gorm.DB) (time.Duration, error) {
+	var oldest models.Outbox
+	err := db.WithContext(ctx).Select("created_at").Where("sent_at IS NULL").Order("created_at").Limit(1).Find(&oldest).Error
+	if err != nil {
+		return 0, fmt.Errorf("outbox: oldest unsent: %w", err)
+	}
+	if oldest.CreatedAt.IsZero() {
+		return 0, nil
+	}
+	return max(time.Since(oldest.CreatedAt), 0), nil
+}

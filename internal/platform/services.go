@@ -25,6 +25,7 @@ func (p *Platform) APIServices() api.Services {
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
 		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
+		Metrics: p.Metrics,
 	}
 }
 
@@ -37,6 +38,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
+		Metrics: p.Metrics,
 	}
 }
 
@@ -48,6 +50,6 @@ func (p *Platform) WorkerServices() worker.Services {
 		OutboxRetention: p.Config.OutboxRetention,
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
-		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
+		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls, Metrics: p.Metrics,
 	}
 }

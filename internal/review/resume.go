@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
@@ -38,6 +39,7 @@ type Resumer struct {
 	queue   string
 	secrets *crypt.Box
 	client  *http.Client
+	metrics *metrics.Metrics
 	log     *slog.Logger
 }
 
@@ -53,7 +55,9 @@ type ResumerOptions struct {
 	// (gateway.NewClient). Each attempt gets WebhookAttemptTimeout. The
 	// Resumer uses a copy that never follows redirects.
 	HTTPClient *http.Client
-	Log        *slog.Logger
+	// Metrics counts delivery attempts by outcome; nil counts nothing.
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
 }
 
 // NewResumer returns a Resumer.
@@ -70,6 +74,7 @@ func NewResumer(o ResumerOptions) *Resumer {
 		queue:   o.Queue,
 		secrets: o.Secrets,
 		client:  &client,
+		metrics: o.Metrics,
 		log:     o.Log,
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -145,6 +146,7 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 		return fmt.Errorf("review: record webhook attempt: %w", err)
 	}
 	sendErr := r.post(ctx, agent, ev, &attempt)
+	r.metrics.ObserveWebhookAttempt(webhookOutcome(sendErr, attempt.StatusCode))
 	if sendErr != nil {
 		attempt.Error = truncate(sendErr.Error(), maxRecordedError)
 	}
@@ -156,6 +158,23 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 		return errors.Join(sendErr, fmt.Errorf("review: record webhook outcome: %w", err))
 	}
 	return sendErr
+}
+
+// webhookOutcome classifies one attempt for the metrics: delivered, an
+// answer other than 2xx, no answer, or never sent (an apperr error: a
+// refused address, a missing secret or URL).
+func webhookOutcome(sendErr error, status int) metrics.WebhookOutcome {
+	switch {
+	case sendErr == nil:
+		return metrics.WebhookDelivered
+	case status != 0:
+		return metrics.WebhookRejected
+	}
+	var ae *apperr.Error
+	if errors.As(sendErr, &ae) {
+		return metrics.WebhookRefused
+	}
+	return metrics.WebhookUnreachable
 }
 
 // post sends the signed event once and fills attempt's status and duration.
