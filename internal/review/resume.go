@@ -40,6 +40,7 @@ type Resumer struct {
 	secrets *crypt.Box
 	client  *http.Client
 	metrics *metrics.Metrics
+	now     func() time.Time
 	log     *slog.Logger
 }
 
@@ -57,6 +58,9 @@ type ResumerOptions struct {
 	HTTPClient *http.Client
 	// Metrics counts delivery attempts by outcome; nil counts nothing.
 	Metrics *metrics.Metrics
+	// NowFunc is the clock deliveries are timestamped and signed with; nil
+	// is time.Now. Tests set it to make a delivery that is already old.
+	NowFunc func() time.Time
 	Log     *slog.Logger
 }
 
@@ -68,6 +72,9 @@ func NewResumer(o ResumerOptions) *Resumer {
 	// the failed attempt it is (its 3xx recorded, the job retried).
 	client := *o.HTTPClient
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if o.NowFunc == nil {
+		o.NowFunc = time.Now
+	}
 	return &Resumer{
 		store:   o.Store,
 		jobs:    asynq.NewClientFromRedisClient(o.Redis),
@@ -75,6 +82,7 @@ func NewResumer(o ResumerOptions) *Resumer {
 		secrets: o.Secrets,
 		client:  &client,
 		metrics: o.Metrics,
+		now:     o.NowFunc,
 		log:     o.Log,
 	}
 }
