@@ -96,4 +96,5 @@ func (s *server) routes(app *fiber.App) {
 	s.agentToolCallRoutes(app)
 	s.agentReplyRoutes(app)
 	s.mountJWKS(app)
+	s.sdkRoutes(app)
 }
