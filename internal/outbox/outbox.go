@@ -12,6 +12,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -23,9 +24,14 @@ var (
 )
 
 // Add writes an outbox row of kind with payload inside tx and returns its id.
-// The row becomes visible to the relay only when tx commits.
+// The row becomes visible to the relay only when tx commits. The request id
+// of tx's context is kept with it, and travels with the job the relay
+// enqueues.
 func Add(tx *gorm.DB, kind string, payload any) (string, error) {
 	row := models.Outbox{ID: models.NewID(), Kind: kind, Payload: models.MustJSON(payload)}
+	if id := requestid.From(tx.Statement.Context); requestid.Valid(id) {
+		row.RequestID = &id
+	}
 	if err := tx.Create(&row).Error; err != nil {
 		return "", fmt.Errorf("outbox: add %s: %w", kind, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
@@ -206,7 +207,8 @@ func recordResumed(tx *gorm.DB, ev ResumeEvent) error {
 // enqueueWebhook enqueues the delivery job of resume event outboxID; one
 // already enqueued (or finished and retained) counts as done.
 func (r *Resumer) enqueueWebhook(ctx context.Context, outboxID string) error {
-	task, err := jobs.NewTask(jobs.WebhookDelivery{EventID: outboxID})
+	// The delivery carries the request id the resume job ran with.
+	task, err := requestid.NewTask(ctx, jobs.WebhookDelivery{EventID: outboxID})
 	if err != nil {
 		return err
 	}
