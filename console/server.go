@@ -22,6 +22,7 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
@@ -74,6 +75,8 @@ type Services struct {
 	Tasks *task.Service
 	// Tools lists configured tools.
 	Tools *toolconfig.Service
+	// Queue shows and steers the asynq queues (the Queues page).
+	Queue *queue.Service
 	// Metrics records every page served; nil records nothing.
 	Metrics *metrics.Metrics
 }
@@ -182,6 +185,11 @@ func (s *server) routes(app *fiber.App) {
 
 	g.Get("/sessions", s.listSessions)
 	g.Post("/sessions/:id/revoke", s.revokeSession)
+
+	g.Get("/queues", s.listQueues)
+	g.Post("/queues/:queue/pause", s.pauseQueue)
+	g.Post("/queues/:queue/resume", s.resumeQueue)
+	g.Post("/queues/:queue/tasks/:task/:action", s.actOnQueueTask)
 
 	g.Get("/audit", s.listAudit)
 }

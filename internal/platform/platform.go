@@ -30,6 +30,7 @@ import (
 	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/reply"
+	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
@@ -127,9 +128,11 @@ type Platform struct {
 	// Metrics is the process's Prometheus registry (internal/metrics),
 	// served on METRICS_ADDR; every service above records into it.
 	Metrics *metrics.Metrics
-	// Inspector reads and manages the asynq queues (the console's Queues
-	// page, the queue metrics).
+	// Inspector reads and manages the asynq queues (the queue metrics).
 	Inspector *asynq.Inspector
+	// Queue is the console's view of the queues: counts, tasks, servers, and
+	// the audited actions on them.
+	Queue *queue.Service
 
 	closers []func()
 }
@@ -278,6 +281,7 @@ func (p *Platform) buildMetrics() {
 	for _, c := range binding.Catalog {
 		capabilities = append(capabilities, c.Name)
 	}
+	p.Queue = queue.New(o.Store, o.Redis, o.Queues.Lookup, o.Queues.Extract, o.Queues.Script, o.Queues.Events)
 	p.Metrics = metrics.New(metrics.Options{
 		Capabilities: capabilities,
 		Queues: &metrics.QueueSource{Inspector: p.Inspector, Queues: []string{
