@@ -34,7 +34,7 @@ var pageNames = []string{
 	"tools", "tool", "bundles", "bundle", "integrations", "agents", "users",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
-	"sessions", "audit", "queues",
+	"sessions", "audit", "queues", "webhooks",
 }
 
 // pages holds every page template, each parsed with the layout.
@@ -105,6 +105,7 @@ var notices = map[string]string{
 	"task_archived": "Task archived.",
 	"task_deleted":  "Task deleted.",
 	"task_canceled": "Cancellation sent to the worker running the task.",
+	"redelivering":  "Redelivery queued: the new attempt shows here once the worker made it.",
 }
 
 // render writes page name with data and status. The page is rendered to a

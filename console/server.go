@@ -77,6 +77,8 @@ type Services struct {
 	Tools *toolconfig.Service
 	// Queue shows and steers the asynq queues (the Queues page).
 	Queue *queue.Service
+	// Resumes redelivers resume webhooks (the Webhooks page).
+	Resumes *review.Resumer
 	// Metrics records every page served; nil records nothing.
 	Metrics *metrics.Metrics
 }
@@ -185,6 +187,9 @@ func (s *server) routes(app *fiber.App) {
 
 	g.Get("/sessions", s.listSessions)
 	g.Post("/sessions/:id/revoke", s.revokeSession)
+
+	g.Get("/webhooks", s.listWebhookDeliveries)
+	g.Post("/webhooks/:event/redeliver", s.redeliverWebhook)
 
 	g.Get("/queues", s.listQueues)
 	g.Post("/queues/:queue/pause", s.pauseQueue)

@@ -38,7 +38,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools,
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
-		Queue: p.Queue, Metrics: p.Metrics,
+		Queue: p.Queue, Resumes: p.Resumes, Metrics: p.Metrics,
 	}
 }
 
