@@ -85,6 +85,7 @@ func TestPausedQueueKeepsAJobPendingUntilResumed(t *testing.T) {
 	// the paused queue and waits there.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/tasks/"+f.TaskID),
+		chromedp.SendKeys(chromedp.CSS(`form[action$="/release"] input[name="note"]`), "released from the test"),
 		chromedp.Click(chromedp.CSS(`form[action$="/release"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.await-resolved`)),
 	))

@@ -40,6 +40,7 @@ func TestRedeliverAFailedWebhookInTheBrowser(t *testing.T) {
 
 	signInAt(t, ctx, s, "/tasks/"+f.TaskID, `form[action$="/release"] button`)
 	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`form[action$="/release"] input[name="note"]`), "released from the test"),
 		chromedp.Click(chromedp.CSS(`form[action$="/release"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.await-resolved`)),
 	))
