@@ -71,7 +71,13 @@ func TestRedeliverAFailedWebhookInTheBrowser(t *testing.T) {
 	// The new attempt shows up, answered 204, and nothing more can be redelivered.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL+"/webhooks?task="+f.TaskID), chromedp.WaitVisible(chromedp.CSS(`#deliveries`))))
+		// A navigation may abort the redirect of the redeliver form still
+		// in flight (ERR_ABORTED): the loop then simply loads again.
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/webhooks?task="+f.TaskID), chromedp.WaitVisible(chromedp.CSS(`#deliveries`))); err != nil {
+			require.True(t, time.Now().Before(deadline), "the Webhooks page does not load: %v", err)
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
 		status, err := chromedp.Run(ctx, chromedp.Evaluate[string](
 			`(document.querySelector('`+row+`[data-attempt="2"] td.status') || {}).textContent || ""`))
 		require.NoError(t, err)
