@@ -74,7 +74,7 @@ func (s *server) showOverview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	byAgent, err := review.ParkedStats(ctx, s.Store.DB, a.WorkspaceID)
+	byAgent, err := s.Parked.Stats(ctx, a.WorkspaceID)
 	if err != nil {
 		return err
 	}

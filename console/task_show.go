@@ -98,7 +98,7 @@ func (s *server) showTask(c *fiber.Ctx) error {
 	if title == "" {
 		title = "Task " + shortID(d.ID)
 	}
-	pg.Deliveries, err = review.Deliveries(ctx, s.Store.DB, adminOf(c).WorkspaceID, review.DeliveryFilter{TaskID: d.ID})
+	pg.Deliveries, err = s.Resumes.Deliveries(ctx, adminOf(c).WorkspaceID, review.DeliveryFilter{TaskID: d.ID})
 	if err != nil {
 		return err
 	}

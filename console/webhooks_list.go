@@ -23,7 +23,7 @@ type webhooksPage struct {
 // attempt delivered.
 func (s *server) listWebhookDeliveries(c *fiber.Ctx) error {
 	f := review.DeliveryFilter{AgentID: c.Query("agent"), TaskID: c.Query("task")}
-	list, err := review.Deliveries(c.UserContext(), s.Store.DB, adminOf(c).WorkspaceID, f)
+	list, err := s.Resumes.Deliveries(c.UserContext(), adminOf(c).WorkspaceID, f)
 	if err != nil {
 		return err
 	}

@@ -83,3 +83,9 @@ func (r *Resumer) Redeliver(ctx context.Context, workspaceID, actor, eventID str
 			TargetType: "webhook_event", TargetID: eventID, Detail: map[string]any{"task_id": prior[0].TaskID, "attempts": len(prior)}})
 	})
 }
+
+// Deliveries lists the workspace's delivery attempts (the package function
+// Deliveries on the Resumer's store).
+func (r *Resumer) Deliveries(ctx context.Context, workspaceID string, f DeliveryFilter) ([]models.WebhookDelivery, error) {
+	return Deliveries(ctx, r.store.DB, workspaceID, f)
+}

@@ -219,3 +219,8 @@ func ParkedStats(ctx context.Context, db *gorm.DB, workspaceID string) ([]Parked
 	}
 	return out, nil
 }
+
+// Stats is ParkedStats on p's store.
+func (p *Parked) Stats(ctx context.Context, workspaceID string) ([]ParkedByAgent, error) {
+	return ParkedStats(ctx, p.store.DB, workspaceID)
+}
