@@ -1,9 +1,12 @@
 package api
 
 import (
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -60,8 +63,24 @@ func (s *server) updateAgent(c *fiber.Ctx) error {
 	return c.JSON(a)
 }
 
+// rotateBody is the optional body of a rotation: how long the replaced
+// secret keeps signing beside the new one (default a day, 0 retires it at once).
+type rotateBody struct {
+	OverlapSeconds *int `json:"overlap_seconds"`
+}
+
 func (s *server) rotateAgentWebhookSecret(c *fiber.Ctx) error {
-	a, err := s.Admin.RotateWebhookSecret(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id"))
+	var in rotateBody
+	if len(c.Body()) > 0 {
+		if err := decodeStrictBody(c, &in); err != nil {
+			return err
+		}
+	}
+	overlap := webhook.DefaultRotationOverlap
+	if in.OverlapSeconds != nil {
+		overlap = time.Duration(*in.OverlapSeconds) * time.Second
+	}
+	a, err := s.Admin.RotateWebhookSecret(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id"), overlap)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -149,9 +150,8 @@ func TestAdminAgentLifecycle(t *testing.T) {
 	var row models.Agent
 	require.NoError(t, a.Store.DB.Where("id = ?", id).Take(&row).Error)
 	require.NotContains(t, string(row.WebhookSecretEnc), secret, "sealed at rest")
-	opened, err := box.Open(row.WebhookSecretEnc)
-	require.NoError(t, err)
-	require.Equal(t, secret, string(opened))
+	keys := openKeyring(t, box, row.WebhookSecretEnc)
+	require.Equal(t, secret, keys.Current.String())
 
 	r = a.call(t, "GET", "/api/admin/agents/"+id, tn.AdminToken, nil)
 	require.Equal(t, 200, r.Status)
@@ -171,9 +171,19 @@ func TestAdminAgentLifecycle(t *testing.T) {
 	require.True(t, strings.HasPrefix(rotated, "whsec_"))
 	require.NotEqual(t, secret, rotated)
 	require.NoError(t, a.Store.DB.Where("id = ?", id).Take(&row).Error)
-	opened, err = box.Open(row.WebhookSecretEnc)
-	require.NoError(t, err)
-	require.Equal(t, rotated, string(opened))
+	keys = openKeyring(t, box, row.WebhookSecretEnc)
+	require.Equal(t, rotated, keys.Current.String())
+	require.Equal(t, secret, keys.Previous.String(), "the replaced secret signs beside the new one for a day")
+	require.WithinDuration(t, time.Now().Add(webhook.DefaultRotationOverlap), keys.PreviousExpiresAt, time.Minute)
+
+	r = a.call(t, "POST", "/api/admin/agents/"+id+"/webhook-secret/rotate", tn.AdminToken, map[string]any{"overlap_seconds": 0})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.NoError(t, a.Store.DB.Where("id = ?", id).Take(&row).Error)
+	keys = openKeyring(t, box, row.WebhookSecretEnc)
+	require.Equal(t, r.Body["webhook_secret"], keys.Current.String())
+	require.True(t, keys.Previous.IsZero(), "overlap 0 retires the replaced secret at once (a leaked one)")
+	r = a.call(t, "POST", "/api/admin/agents/"+id+"/webhook-secret/rotate", tn.AdminToken, map[string]any{"overlap_seconds": 8 * 24 * 3600})
+	require.Equal(t, 400, r.Status, "%s", r.Raw)
 
 	names := []string{}
 	for _, it := range admList(t, a.call(t, "GET", "/api/admin/agents", tn.AdminToken, nil), "agents") {
@@ -212,7 +222,7 @@ func TestAdminAgentLifecycle(t *testing.T) {
 	r = a.call(t, "DELETE", "/api/admin/agents/"+id, tn.AdminToken, nil)
 	require.Equal(t, 204, r.Status, "%s", r.Raw)
 	require.Equal(t, 404, a.call(t, "GET", "/api/admin/agents/"+id, tn.AdminToken, nil).Status)
-	require.Equal(t, []string{"agent.create", "agent.update", "agent.rotate_webhook_secret", "agent.delete"}, admAudit(t, a, id))
+	require.Equal(t, []string{"agent.create", "agent.update", "agent.rotate_webhook_secret", "agent.rotate_webhook_secret", "agent.delete"}, admAudit(t, a, id))
 }
 
 func TestAdminIntegrationSecretsAreWriteOnly(t *testing.T) {
@@ -531,4 +541,14 @@ func TestCreatingAUserNeverTellsWhetherAnotherWorkspaceHasTheEmail(t *testing.T)
 	require.Equal(t, 409, r.Status, "only a user of the caller's own workspace conflicts: %s", r.Raw)
 	_, err := auth.CheckPassword(context.Background(), a.Store.DB, theirs.Admin.Email, "correct horse battery")
 	require.NoError(t, err, "the other workspace's admin still signs in with their own password")
+}
+
+// openKeyring opens an agent's sealed webhook keyring.
+func openKeyring(t *testing.T, box *crypt.Box, sealed []byte) webhook.Keyring {
+	t.Helper()
+	opened, err := box.Open(sealed)
+	require.NoError(t, err)
+	keys, err := webhook.ParseStoredKeyring(opened)
+	require.NoError(t, err)
+	return keys
 }

@@ -62,7 +62,7 @@ func TestBundleUploadAndServe(t *testing.T) {
 	csp := res.Header.Get("Content-Security-Policy")
 	for _, directive := range []string{
 		"default-src 'none'",
-		"script-src 'self' " + a.URL + " 'unsafe-inline'",
+		"script-src 'self' " + a.URL + " 'unsafe-inline' " + a.URL + "/sdk/",
 		"style-src 'self' " + a.URL + " 'unsafe-inline'",
 		"connect-src " + a.URL + "/api/app-runtime/",
 		"frame-src 'none'", "object-src 'none'", "base-uri 'none'", "form-action 'none'",

@@ -21,21 +21,25 @@ type verbFunc func(ctx context.Context, c session.Claims, body []byte) (runtime.
 // is read only once the session is verified, at most 256 KiB (bodyLimit).
 func (s *server) runtimeRoutes(app *fiber.App) {
 	g := app.Group(artifact.RuntimePath, runtimeCORS, requireJSON, s.requireSession())
-	g.Post("/read", s.verb(s.Runtime.Read))
-	g.Post("/write", s.verb(s.Runtime.Write))
-	g.Post("/action", s.verb(s.Runtime.Action))
-	g.Post("/run", s.verb(s.Runtime.Run))
-	g.Post("/capability", s.verb(s.Runtime.Capability))
+	g.Post("/read", s.verb("read", s.Runtime.Read))
+	g.Post("/write", s.verb("write", s.Runtime.Write))
+	g.Post("/action", s.verb("action", s.Runtime.Action))
+	g.Post("/run", s.verb("run", s.Runtime.Run))
+	g.Post("/capability", s.verb("capability", s.Runtime.Capability))
 }
 
-// verb runs fn on the body with the session's claims and renders the v1
-// shape, or the v2 envelope when the request asked.
-func (s *server) verb(fn verbFunc) fiber.Handler {
+// verb runs fn, the verb called name, on the body with the session's
+// claims and renders the v1 shape, or the v2 envelope when the request
+// asked. It leaves the op's kind for the metrics (observe).
+func (s *server) verb(name string, fn verbFunc) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		res, err := fn(c.UserContext(), sessionOf(c), c.Request().Body())
+		claims, body := sessionOf(c), c.Request().Body()
+		res, err := fn(c.UserContext(), claims, body)
 		if err != nil {
+			c.Locals(verbKindKey{}, s.Runtime.OpKind(c.UserContext(), claims, name, body))
 			return err
 		}
+		c.Locals(verbKindKey{}, res.Kind)
 		if web.WantsV2(c) {
 			return c.JSON(res.V2())
 		}

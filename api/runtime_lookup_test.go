@@ -21,11 +21,11 @@ import (
 func TestLookupThroughTheGateway(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var gotURI, gotBody string
+	var gotURI, gotBody, gotRequestID string
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		gotURI, gotBody = r.RequestURI, string(raw)
+		gotURI, gotBody, gotRequestID = r.RequestURI, string(raw), r.Header.Get("X-Request-Id")
 		mu.Unlock()
 		if r.URL.Path == "/accounts/missing" {
 			w.WriteHeader(404)
@@ -55,6 +55,8 @@ func TestLookupThroughTheGateway(t *testing.T) {
 	mu.Lock()
 	require.Equal(t, "/accounts/A-1?q=acme+corp", gotURI)
 	require.JSONEq(t, `{"task":"`+f.taskID+`","name":"Ann"}`, gotBody, "task_id is the session's; an absent email is pruned")
+	require.NotEmpty(t, gotRequestID)
+	require.Equal(t, r.Header.Get("X-Request-Id"), gotRequestID, "the upstream call carries the request's id")
 	mu.Unlock()
 
 	for _, v2 := range []bool{false, true} {

@@ -196,7 +196,7 @@ func TestAfterTheAwaitResolvesTheStepsSessionsReadButNoLongerWriteOrAct(t *testi
 	// An await an admin aborted settles the step the same way.
 	_, otherStep, otherAwait := f.parkedStep(t)
 	other := f.mint(t, otherStep)
-	_, err := f.api.P.Parked.Abort(context.Background(), f.tenant.Workspace.ID, otherAwait, "admin", "")
+	_, err := f.api.P.Parked.Abort(context.Background(), f.tenant.Workspace.ID, otherAwait, "admin", "the other step is abandoned")
 	require.NoError(t, err)
 	r = f.api.call(t, "POST", "/api/app-runtime/write", other, write)
 	require.Equal(t, 409, r.Status, string(r.Raw))

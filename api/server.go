@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
@@ -57,6 +58,9 @@ type Services struct {
 	Tasks *task.Service
 	// Tools saves configured tools.
 	Tools *toolconfig.Service
+	// Metrics records the runtime verbs and every other request; nil
+	// records nothing.
+	Metrics *metrics.Metrics
 }
 
 type server struct {
@@ -65,6 +69,7 @@ type server struct {
 
 // New returns the API app with every route mounted.
 func New(svc Services) *fiber.App {
+	s := &server{Services: svc}
 	app := web.NewApp(web.Options{
 		Name: "api", Logger: svc.Log,
 		BodyLimitFunc: bodyLimit, BodyAfterAuth: true,
@@ -72,9 +77,9 @@ func New(svc Services) *fiber.App {
 		// and no browser guesses another type than the one declared. The
 		// bundle route replaces Cache-Control: its URLs name immutable bytes.
 		Headers: [][2]string{{fiber.HeaderCacheControl, "no-store"}, {fiber.HeaderXContentTypeOptions, "nosniff"}},
+		Observe: s.observe(),
 	})
 	web.MountHealth(app, svc.Log, svc.Health...)
-	s := &server{Services: svc}
 	s.routes(app)
 	return app
 }
@@ -100,4 +105,5 @@ func (s *server) routes(app *fiber.App) {
 	s.mountJWKS(app)
 	s.fileRoutes(app)
 	s.reviewRoutes(app)
+	s.sdkRoutes(app)
 }

@@ -6,7 +6,7 @@ import (
 
 // abortAwait answers POST /tasks/:id/awaits/:await/abort: an admin gives up
 // on a parked task; its await is aborted and the task fails, without
-// resuming the agent.
+// resuming the agent, for the reason the form's note gives (required).
 func (s *server) abortAwait(c *fiber.Ctx) error {
 	a := adminOf(c)
 	aw, err := s.Parked.Abort(c.UserContext(), a.WorkspaceID, c.Params("await"), a.actor(), c.FormValue("note"))

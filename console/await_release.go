@@ -6,10 +6,11 @@ import (
 
 // releaseAwait answers POST /tasks/:id/awaits/:await/release: an admin
 // releases a parked task's pending await, which resumes the agent exactly as
-// an action with resolves_await would (ARCHITECTURE.md decision 3).
+// an action with resolves_await would (ARCHITECTURE.md decision 3), for the
+// reason the form's note gives (required).
 func (s *server) releaseAwait(c *fiber.Ctx) error {
 	a := adminOf(c)
-	aw, err := s.Parked.Release(c.UserContext(), a.WorkspaceID, c.Params("await"), a.actor())
+	aw, err := s.Parked.Release(c.UserContext(), a.WorkspaceID, c.Params("await"), a.actor(), c.FormValue("note"))
 	if err != nil {
 		return err
 	}

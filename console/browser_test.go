@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -40,6 +41,20 @@ func newStack(t *testing.T) *stack {
 	return s
 }
 
+// signInAt opens path, signs in through the form it redirects to, and waits
+// for ready (a selector of the page asked for).
+func signInAt(t *testing.T, ctx context.Context, s *stack, path, ready string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+path),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), s.Tenant.Admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(ready)),
+	))
+}
+
 // TestReviewInTheBrowser is the demo clicked through in a real browser: sign
 // in through the form, open the parked step's artifact (the console hosts
 // the bundle in a sandboxed iframe and hands it a session), let the bundle
@@ -52,14 +67,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 	f := seedDemo(t, s.P, s.Tenant)
 
 	// Sign in through the form.
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/tasks/"+f.TaskID),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), s.Tenant.Admin.Email),
-		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`form[action$="/artifact"] button`)),
-	))
+	signInAt(t, ctx, s, "/tasks/"+f.TaskID, `form[action$="/artifact"] button`)
 	location, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	require.Equal(t, s.URL+"/tasks/"+f.TaskID, location, "sign-in returns to the page asked for")

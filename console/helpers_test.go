@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -241,8 +240,7 @@ func seedDemo(t *testing.T, p *platform.Platform, tn testkit.Tenant) fixture {
 	require.NoError(t, err)
 	f.BindingID = b.ID
 
-	html, err := os.ReadFile("../internal/demo/bundle/invoice-review.html")
-	require.NoError(t, err)
+	html := demo.BundleHTML(p.Config.PublicAPIURL)
 	bv, err := p.Bundles.Create(ctx, ws, actor, bundle.Upload{Name: "invoice-review", ContentType: "text/html", Content: html})
 	require.NoError(t, err)
 	f.BundleID = bv.ID

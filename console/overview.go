@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/task"
 )
 
@@ -17,6 +18,9 @@ type overviewPage struct {
 	TaskCounts   map[string]int64
 	TaskStatuses []string
 	Parked       []task.Summary
+	// ParkedByAgent counts the parked tasks per agent, with the oldest's
+	// age; the first is the oldest overall.
+	ParkedByAgent []review.ParkedByAgent
 }
 
 // count is one figure of the overview, linking to its page.
@@ -70,6 +74,10 @@ func (s *server) showOverview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	byAgent, err := s.Parked.Stats(ctx, a.WorkspaceID)
+	if err != nil {
+		return err
+	}
 	return s.render(c, fiber.StatusOK, "overview", "Overview", "overview", overviewPage{
 		Workspace: ws,
 		Counts: []count{
@@ -81,6 +89,6 @@ func (s *server) showOverview(c *fiber.Ctx) error {
 			{"Users", len(users), "/users"},
 			{"Live sessions", len(sessions), "/sessions"},
 		},
-		TaskCounts: taskCounts, TaskStatuses: task.Statuses, Parked: parked,
+		TaskCounts: taskCounts, TaskStatuses: task.Statuses, Parked: parked, ParkedByAgent: byAgent,
 	})
 }

@@ -39,7 +39,8 @@ func TestEveryPageRendersForAnAdmin(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{c.Tenant.Workspace.Name, "Parked tasks needing attention", "Review the ACME invoices", `href="/tasks/` + f.TaskID + `"`, "waiting_for_input"}},
+		{"/", []string{c.Tenant.Workspace.Name, "Parked tasks needing attention", "Review the ACME invoices", `href="/tasks/` + f.TaskID + `"`, "waiting_for_input",
+			"Oldest parked", "<td>" + c.Tenant.Agent.Name + `</td><td class="count">1</td>`}},
 		{"/bindings", []string{"Invoice review binding", "Invoices database", "v1"}},
 		{"/bindings/" + f.BindingID, []string{"Invoice review binding", `name="allowed_operations"`, "&#34;list_invoices&#34;", "Save as v2"}},
 		{"/bindings/" + f.BindingID + "/versions", []string{"v1", "current", c.Tenant.Admin.Email, "reads.list_invoices"}},
@@ -136,7 +137,7 @@ func TestOtherWorkspacesAreNotFound(t *testing.T) {
 		"/tasks/" + f.TaskID + "/steps/" + f.StepID + "/artifact",
 		"/bindings/" + f.BindingID + "/versions/1/restore",
 	} {
-		require.Equal(t, http.StatusNotFound, cl.post(path, nil).Status, path)
+		require.Equal(t, http.StatusNotFound, cl.post(path, url.Values{"note": {"a reason"}}).Status, path)
 	}
 	var aw models.TaskAwait
 	require.NoError(t, c.Store.DB.Where("id = ?", f.AwaitID).Take(&aw).Error)
@@ -262,6 +263,8 @@ func TestReleaseAndAbort(t *testing.T) {
 
 	t.Run("release", func(t *testing.T) {
 		p := cl.post("/tasks/"+f.TaskID+"/awaits/"+f.AwaitID+"/release", nil)
+		require.Equal(t, http.StatusBadRequest, p.Status, "a release takes a reason: %s", p.Body)
+		p = cl.post("/tasks/"+f.TaskID+"/awaits/"+f.AwaitID+"/release", url.Values{"note": {"reviewer left; approved by phone"}})
 		require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
 		require.Equal(t, "/tasks/"+f.TaskID+"?notice=released", p.Header.Get("Location"))
 
@@ -286,6 +289,10 @@ func TestReleaseAndAbort(t *testing.T) {
 		var feed models.FeedEvent
 		require.NoError(t, db.Where("task_id = ? AND type = ?", f.TaskID, models.FeedAwaitResolved).Take(&feed).Error)
 		require.Equal(t, actor, feed.Actor)
+		require.Contains(t, string(feed.Payload), "reviewer left; approved by phone", "the feed keeps the reason")
+		var entry models.AuditEntry
+		require.NoError(t, db.Where("action = ? AND target_id = ?", review.AuditAwaitRelease, f.AwaitID).Take(&entry).Error)
+		require.Contains(t, string(entry.Detail), "reviewer left; approved by phone", "the audit log keeps the reason")
 
 		page := cl.get(p.Header.Get("Location"))
 		require.Contains(t, page.Body, "The await was released")
@@ -293,7 +300,7 @@ func TestReleaseAndAbort(t *testing.T) {
 		require.Contains(t, page.Body, "by "+c.Tenant.Admin.Email, "the page names the admin")
 		require.NotContains(t, page.Body, ">Release</button>", "a settled await offers no buttons")
 
-		again := cl.post("/tasks/"+f.TaskID+"/awaits/"+f.AwaitID+"/release", nil)
+		again := cl.post("/tasks/"+f.TaskID+"/awaits/"+f.AwaitID+"/release", url.Values{"note": {"again"}})
 		require.Equal(t, http.StatusConflict, again.Status)
 		require.Contains(t, again.Body, "is already resolved, not pending")
 		var n int64
@@ -332,14 +339,16 @@ func TestReleaseAndAbort(t *testing.T) {
 		require.Contains(t, page.Body, "The await was aborted")
 		require.Contains(t, page.Body, "await_aborted")
 
-		again := cl.post("/tasks/"+g.taskID+"/awaits/"+g.awaitID+"/release", nil)
+		again := cl.post("/tasks/"+g.taskID+"/awaits/"+g.awaitID+"/release", url.Values{"note": {"again"}})
 		require.Equal(t, http.StatusConflict, again.Status)
 		require.Contains(t, again.Body, "is already aborted, not pending")
 	})
 
-	t.Run("a too long note is refused", func(t *testing.T) {
+	t.Run("a missing or too long note is refused", func(t *testing.T) {
 		g := seedParkedTask(t, c, f)
 		p := cl.post("/tasks/"+g.taskID+"/awaits/"+g.awaitID+"/abort", url.Values{"note": {strings.Repeat("x", review.MaxAbortNoteLength+1)}})
+		require.Equal(t, http.StatusBadRequest, p.Status)
+		p = cl.post("/tasks/"+g.taskID+"/awaits/"+g.awaitID+"/abort", url.Values{"note": {"   "}})
 		require.Equal(t, http.StatusBadRequest, p.Status)
 		var aw models.TaskAwait
 		require.NoError(t, db.Where("id = ?", g.awaitID).Take(&aw).Error)

@@ -34,7 +34,7 @@ var pageNames = []string{
 	"tools", "tool", "bundles", "bundle", "integrations", "agents", "users",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
-	"sessions", "audit",
+	"sessions", "audit", "queues", "webhooks",
 	"review", "review_task",
 }
 
@@ -101,6 +101,13 @@ var notices = map[string]string{
 	"button_failed":  "The button's target failed: the task stays parked, and the error is shown on the card.",
 	"message_sent":   "Your message was sent to the agent.",
 	"review_aborted": "The task is back in the queue for whoever asks next.",
+	"queue_paused":   "Queue paused: its tasks stay pending until it is resumed.",
+	"queue_resumed":  "Queue resumed: its pending tasks are handed out again.",
+	"task_run":       "The task is pending again and runs next.",
+	"task_archived":  "Task archived.",
+	"task_deleted":   "Task deleted.",
+	"task_canceled":  "Cancellation sent to the worker running the task.",
+	"redelivering":   "Redelivery queued: the new attempt shows here once the worker made it.",
 }
 
 // render writes page name with data and status. The page is rendered to a

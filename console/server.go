@@ -22,6 +22,8 @@ import (
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
@@ -79,6 +81,12 @@ type Services struct {
 	Tasks *task.Service
 	// Tools lists configured tools.
 	Tools *toolconfig.Service
+	// JobQueues shows and steers the asynq queues (the Queues page).
+	JobQueues *queue.Service
+	// Resumes redelivers resume webhooks (the Webhooks page).
+	Resumes *review.Resumer
+	// Metrics records every page served; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // server is the console: its services, the parsed pages and the settings of
@@ -115,7 +123,7 @@ func New(svc Services) (*fiber.App, error) {
 		bundleOrigin:  originOf(svc.BundleBaseURL),
 		signIns:       limit.NewSignInThrottle(svc.Redis, svc.KeyPrefix),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true})
+	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console")})
 	app.Use(securityHeaders)
 	web.MountHealth(app, svc.Log, svc.Health...)
 	static, err := fs.Sub(staticFS, "static")
@@ -187,6 +195,14 @@ func (s *server) routes(app *fiber.App) {
 
 	g.Get("/sessions", s.listSessions)
 	g.Post("/sessions/:id/revoke", s.revokeSession)
+
+	g.Get("/webhooks", s.listWebhookDeliveries)
+	g.Post("/webhooks/:event/redeliver", s.redeliverWebhook)
+
+	g.Get("/queues", s.listQueues)
+	g.Post("/queues/:queue/pause", s.pauseQueue)
+	g.Post("/queues/:queue/resume", s.resumeQueue)
+	g.Post("/queues/:queue/tasks/:task/:action", s.actOnQueueTask)
 
 	g.Get("/audit", s.listAudit)
 }

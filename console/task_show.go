@@ -9,6 +9,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/agentcall"
 	"github.com/appruntime/appruntime/internal/reply"
+	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/models"
 )
@@ -26,6 +27,9 @@ type taskPage struct {
 	Replies []replyCard
 	// OwnOrigins are the origins an app may not ask to open (ours).
 	OwnOrigins []string
+	// Deliveries are the attempts to post the task's resume events to its
+	// agent's webhook, newest first.
+	Deliveries []models.WebhookDelivery
 }
 
 // callCard is a tool call as the page shows it: the result's display
@@ -93,6 +97,10 @@ func (s *server) showTask(c *fiber.Ctx) error {
 	title := d.Title
 	if title == "" {
 		title = "Task " + shortID(d.ID)
+	}
+	pg.Deliveries, err = s.Resumes.Deliveries(ctx, adminOf(c).WorkspaceID, review.DeliveryFilter{TaskID: d.ID})
+	if err != nil {
+		return err
 	}
 	c.Set(fiber.HeaderContentSecurityPolicy, taskCSP)
 	return s.render(c, fiber.StatusOK, "task", title, "tasks", pg)

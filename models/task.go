@@ -182,6 +182,9 @@ type Outbox struct {
 	Payload   JSON
 	CreatedAt time.Time
 	SentAt    *time.Time
+	// RequestID is the id of the request that wrote the row, when there was
+	// one: the relay's job carries it.
+	RequestID *string
 }
 
 // TableName keeps the table name of the data model.

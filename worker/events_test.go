@@ -47,7 +47,7 @@ func TestReleasedAwaitReachesTheWebhook(t *testing.T) {
 	tn := testkit.NewTenant(t, st.DB)
 	box, err := crypt.New(cfg.SecretsKey)
 	require.NoError(t, err)
-	secret := []byte("whsec_worker_test")
+	secret := []byte("whsec_worker_test_0123456789abcdefghijklmnopqrstuv") // a pre-keyring secret: its bytes are the key
 	sealed, err := box.Seal(secret)
 	require.NoError(t, err)
 	require.NoError(t, st.DB.Model(&models.Agent{}).Where("id = ?", tn.Agent.ID).

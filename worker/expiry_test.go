@@ -178,7 +178,7 @@ func TestAwaitExpiryAfterTheReviewFinishedDoesNothing(t *testing.T) {
 	t.Parallel()
 	f := newExpiryFixture(t, 0)
 	_, aw := f.parked(t, time.Second)
-	released, err := f.p.Parked.Release(context.Background(), f.tn.Workspace.ID, aw.ID, "user:"+f.tn.Admin.ID)
+	released, err := f.p.Parked.Release(context.Background(), f.tn.Workspace.ID, aw.ID, "user:"+f.tn.Admin.ID, "released before it expired")
 	require.NoError(t, err)
 	require.Equal(t, review.ReasonAdminRelease, released.Reason)
 	var row models.Outbox

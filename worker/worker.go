@@ -13,6 +13,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/agentcall"
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
@@ -67,6 +68,8 @@ type Services struct {
 	Parked *review.Parked
 	// Queue clears review claims whose time ran out.
 	Queue *review.Queue
+	// Metrics records every job's duration and outcome; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Worker is the running fleet member.
@@ -85,7 +88,8 @@ func New(svc Services) *Worker {
 	}}
 	for q := range w.classes {
 		mux := asynq.NewServeMux()
-		mux.Use(jobLogging)
+		// Every job's duration and outcome is recorded by kind.
+		mux.Use(svc.Metrics.JobMiddleware, jobLogging)
 		w.muxes[q] = mux
 	}
 	w.register()

@@ -22,6 +22,7 @@ import (
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/web"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
 )
@@ -129,7 +130,7 @@ func runDev(ctx context.Context, args []string) error {
 		APIURL: cfg.PublicAPIURL, ConsoleURL: cfg.ConsoleURL,
 		AdminEmail: demo.AdminEmail, AdminPassword: secrets.AdminPassword,
 		HostToken: secrets.HostToken, AgentToken: secrets.AgentToken, AdminToken: secrets.AdminToken,
-		WebhookSecret: secrets.WebhookSecret,
+		WebhookSecret: standardWebhookSecret(secrets.WebhookSecret),
 		WorkspaceID:   seeded.WorkspaceID, AgentID: seeded.AgentID, BindingID: seeded.BindingID, BundleID: seeded.BundleID,
 		ConfiguredToolID: seeded.ConfiguredToolID, TaskID: seeded.TaskID, StepID: seeded.StepID,
 		DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
@@ -139,6 +140,11 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	printDevInfo(info, filepath.Join(*dir, "dev.json"))
 
+	stopMetrics, err := startMetrics(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopMetrics() }()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return ignoreClosed(web.Serve(gctx, api.New(p.APIServices()), apiLn, cfg.ShutdownTimeout))
@@ -252,4 +258,16 @@ All of this is in %s.
 		i.WorkspaceID, i.AgentID, i.ConfiguredToolID, i.TaskID, i.StepID,
 		i.ConsoleURL, i.TaskID, i.StepID,
 		i.APIURL, i.HostToken, i.StepID, jsonPath)
+}
+
+// standardWebhookSecret is the Standard Webhooks form ("whsec_…") of the
+// demo agent's webhook secret, which the seed stores as a chosen (legacy)
+// string: what a receiver verifying with a Standard Webhooks library
+// configures.
+func standardWebhookSecret(chosen string) string {
+	s, err := webhook.FromLegacy([]byte(chosen))
+	if err != nil {
+		return ""
+	}
+	return s.String()
 }

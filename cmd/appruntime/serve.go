@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/intent"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/web"
@@ -63,8 +65,8 @@ func runWorker(ctx context.Context, args []string) error {
 	})
 }
 
-// withPlatform reads the configuration of role, opens the platform, runs fn
-// with it and closes it.
+// withPlatform reads the configuration of role, opens the platform, serves
+// its metrics on METRICS_ADDR (when set), runs fn with it and closes it.
 func withPlatform(ctx context.Context, role config.Role, fn func(*platform.Platform) error) error {
 	cfg, err := loadConfig(role)
 	if err != nil {
@@ -75,7 +77,29 @@ func withPlatform(ctx context.Context, role config.Role, fn func(*platform.Platf
 		return err
 	}
 	defer closePlatform()
-	return fn(p)
+	stopMetrics, err := startMetrics(ctx, p)
+	if err != nil {
+		return err
+	}
+	return errors.Join(fn(p), stopMetrics())
+}
+
+// startMetrics serves p's metrics at /metrics on METRICS_ADDR until stop is
+// called; with no METRICS_ADDR it does nothing. A port already taken fails
+// the start, as the API's own would.
+func startMetrics(ctx context.Context, p *platform.Platform) (stop func() error, err error) {
+	if p.Config.MetricsAddr == "" {
+		return func() error { return nil }, nil
+	}
+	ln, err := web.Listen(p.Config.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	p.Log.Info("metrics listening", "addr", ln.Addr().String(), "path", metrics.Path)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- metrics.Serve(ctx, ln, p.Metrics.Handler(), p.Config.ShutdownTimeout) }()
+	return func() error { cancel(); return <-done }, nil
 }
 
 func runMigrate(ctx context.Context) error {

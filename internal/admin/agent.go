@@ -2,8 +2,6 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -17,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/strictjson"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -27,9 +26,6 @@ const MaxKeyDefinitions = 50
 // MaxSummaryInstructionsLength bounds an agent's summary template, which is
 // sent to the LLM on every summary pass.
 const MaxSummaryInstructionsLength = 8000
-
-// WebhookSecretPrefix marks webhook signing secrets so leaked ones are easy to scan for.
-const WebhookSecretPrefix = "whsec_"
 
 // keyName is the shape of a key detail's key and of a priority field: it is
 // a JSON key in extracted_data and a sort key in the review queue.
@@ -144,13 +140,14 @@ func checkAgent(a *models.Agent, in AgentInput) error {
 	return nil
 }
 
-// newWebhookSecret returns a fresh signing secret for resume webhooks.
-func newWebhookSecret() string {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("admin: random: %v", err))
+// sealKeyring seals an endpoint's webhook keyring (internal/webhook) as the
+// agent's stored webhook secret.
+func (s *Service) sealKeyring(k webhook.Keyring) ([]byte, error) {
+	b, err := json.Marshal(k)
+	if err != nil {
+		return nil, fmt.Errorf("admin: encode webhook keyring: %w", err)
 	}
-	return WebhookSecretPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return s.sealBytes(b)
 }
 
 // ListAgents returns the workspace's agents by name.
@@ -182,8 +179,8 @@ func (s *Service) CreateAgent(ctx context.Context, workspaceID, actor string, in
 	if err := checkAgent(&a, in); err != nil {
 		return AgentView{}, err
 	}
-	secret := newWebhookSecret()
-	sealed, err := s.sealBytes([]byte(secret))
+	secret := webhook.NewSecret()
+	sealed, err := s.sealKeyring(webhook.Keyring{Current: secret})
 	if err != nil {
 		return AgentView{}, err
 	}
@@ -200,7 +197,7 @@ func (s *Service) CreateAgent(ctx context.Context, workspaceID, actor string, in
 		return AgentView{}, err
 	}
 	v := agentView(a)
-	v.WebhookSecret = secret
+	v.WebhookSecret = secret.String()
 	return v, nil
 }
 
@@ -233,23 +230,51 @@ func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string
 	return agentView(a), nil
 }
 
-// RotateWebhookSecret replaces an agent's webhook signing secret and returns
-// the agent with the new secret, shown this once. Deliveries signed from now
-// on use it.
-func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, actor, id string) (AgentView, error) {
-	return s.replaceWebhookSecret(ctx, workspaceID, actor, id, newWebhookSecret(), "agent.rotate_webhook_secret")
+// RotateWebhookSecret gives an agent a fresh webhook signing secret and
+// returns the agent with it, shown this once. The secret it replaces keeps
+// signing beside it for overlap (webhook.Keyring.Rotate: 0 retires it at
+// once, for a leaked secret; at most webhook.MaxRotationOverlap), so every
+// delivery in the overlap carries both signatures.
+func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, actor, id string, overlap time.Duration) (AgentView, error) {
+	if overlap < 0 || overlap > webhook.MaxRotationOverlap {
+		return AgentView{}, apperr.Invalidf("overlap_seconds is 0 to %d", int(webhook.MaxRotationOverlap.Seconds()))
+	}
+	next := webhook.NewSecret()
+	v, err := s.replaceWebhookSecret(ctx, workspaceID, actor, id, "agent.rotate_webhook_secret",
+		map[string]any{"overlap_seconds": int(overlap.Seconds())},
+		func(old webhook.Keyring) (webhook.Keyring, error) { return old.Rotate(next, time.Now(), overlap) })
+	if err != nil {
+		return AgentView{}, err
+	}
+	v.WebhookSecret = next.String()
+	return v, nil
 }
 
-// replaceWebhookSecret seals secret as the agent's webhook signing secret,
-// audited as action, and returns the agent with the secret shown.
-func (s *Service) replaceWebhookSecret(ctx context.Context, workspaceID, actor, id, secret, action string) (AgentView, error) {
+// replaceWebhookSecret seals next(the agent's current keyring) as its
+// webhook keyring, audited as action with detail.
+func (s *Service) replaceWebhookSecret(ctx context.Context, workspaceID, actor, id, action string, detail map[string]any,
+	next func(webhook.Keyring) (webhook.Keyring, error)) (AgentView, error) {
 	var a models.Agent
-	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: action, TargetType: "agent", TargetID: id}
+	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: action, TargetType: "agent", TargetID: id, Detail: detail}
 	err := s.change(ctx, &e, func(tx *gorm.DB) error {
 		if err := take(ctx, tx, &a, workspaceID, id, "agent"); err != nil {
 			return err
 		}
-		sealed, err := s.sealBytes([]byte(secret))
+		var old webhook.Keyring
+		if len(a.WebhookSecretEnc) > 0 && s.box != nil {
+			opened, err := s.box.Open(a.WebhookSecretEnc)
+			if err != nil {
+				return fmt.Errorf("admin: open webhook secret: %w", err)
+			}
+			if old, err = webhook.ParseStoredKeyring(opened); err != nil {
+				return fmt.Errorf("admin: read webhook secret of agent %s: %w", id, err)
+			}
+		}
+		k, err := next(old)
+		if err != nil {
+			return err
+		}
+		sealed, err := s.sealKeyring(k)
 		if err != nil {
 			return err
 		}
@@ -262,9 +287,7 @@ func (s *Service) replaceWebhookSecret(ctx context.Context, workspaceID, actor, 
 	if err != nil {
 		return AgentView{}, err
 	}
-	v := agentView(a)
-	v.WebhookSecret = secret
-	return v, nil
+	return agentView(a), nil
 }
 
 // DeleteAgent deletes an agent of the workspace with its tokens, configured

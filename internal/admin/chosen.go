@@ -10,6 +10,7 @@ import (
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/webhook"
 )
 
 // MinChosenWebhookSecretLength is how long a caller-chosen webhook secret is
@@ -53,13 +54,28 @@ func (s *Service) StoreToken(ctx context.Context, workspaceID, actor string, in 
 }
 
 // SetWebhookSecret makes secret, which the caller chose, an agent's webhook
-// signing secret (audited like a rotation). The dev seed uses it so that the
-// demo agent's secret survives a restart; the admin API only rotates.
+// signing secret, replacing its keyring with no overlap (audited like a
+// rotation). A secret in the written form ("whsec_…") is read as one; any
+// other string is a legacy secret whose bytes are the key
+// (webhook.FromLegacy). The dev seed uses it so that the demo agent's secret
+// survives a restart; the admin API only rotates.
 func (s *Service) SetWebhookSecret(ctx context.Context, workspaceID, actor, id, secret string) (AgentView, error) {
 	if len(secret) < MinChosenWebhookSecretLength {
 		return AgentView{}, apperr.Invalidf("a webhook secret is at least %d characters", MinChosenWebhookSecretLength)
 	}
-	return s.replaceWebhookSecret(ctx, workspaceID, actor, id, secret, "agent.set_webhook_secret")
+	sec, err := webhook.ParseSecret(secret)
+	if err != nil {
+		if sec, err = webhook.FromLegacy([]byte(secret)); err != nil {
+			return AgentView{}, err
+		}
+	}
+	v, err := s.replaceWebhookSecret(ctx, workspaceID, actor, id, "agent.set_webhook_secret", nil,
+		func(webhook.Keyring) (webhook.Keyring, error) { return webhook.Keyring{Current: sec}, nil })
+	if err != nil {
+		return AgentView{}, err
+	}
+	v.WebhookSecret = sec.String()
+	return v, nil
 }
 
 // EnableSQLiteIntegrations admits the dev-only sqlite integration kind on a

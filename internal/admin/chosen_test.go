@@ -13,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -74,7 +75,18 @@ func TestSetWebhookSecretSealsTheChosenSecret(t *testing.T) {
 	require.NoError(t, db.Where("id = ?", tn.Agent.ID).Take(&a).Error)
 	opened, err := box.Open(a.WebhookSecretEnc)
 	require.NoError(t, err)
-	require.Equal(t, secret, string(opened))
+	keys, err := webhook.ParseStoredKeyring(opened)
+	require.NoError(t, err)
+	legacy, err := webhook.FromLegacy([]byte(secret))
+	require.NoError(t, err)
+	require.True(t, keys.Current.Equal(legacy), "a chosen string is a legacy secret: its bytes are the key")
+	require.Equal(t, legacy.String(), v.WebhookSecret)
+	require.True(t, keys.Previous.IsZero(), "a chosen secret replaces, with no overlap")
+
+	written := webhook.NewSecret().String()
+	v, err = s.SetWebhookSecret(ctx, tn.Workspace.ID, "system", tn.Agent.ID, written)
+	require.NoError(t, err)
+	require.Equal(t, written, v.WebhookSecret, "a secret in the written form is read as one")
 
 	_, err = s.SetWebhookSecret(ctx, tn.Workspace.ID, "system", tn.Agent.ID, "short")
 	require.Equal(t, apperr.Invalid, apperr.CodeOf(err))

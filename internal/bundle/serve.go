@@ -10,6 +10,10 @@ import (
 // RuntimeAPIPath is the base path of the runtime verbs, the one API a bundle calls.
 const RuntimeAPIPath = "/api/app-runtime/"
 
+// SDKPath is where the API serves the bundle SDK (internal/sdk), the one
+// script a bundle may load from the API.
+const SDKPath = "/sdk/"
+
 // CacheControl lets browsers and CDNs keep a version for a year: a version's
 // bytes never change, a new upload is a new version with a new URL.
 const CacheControl = "public, max-age=31536000, immutable"
@@ -17,7 +21,8 @@ const CacheControl = "public, max-age=31536000, immutable"
 // ContentSecurityPolicy is the policy a bundle is served under. A bundle runs
 // in an iframe sandboxed to allow-scripts and may only call the runtime API:
 //   - scripts and styles: inline (that is how bundles are written) or from
-//     the bundle origin (an HTML bundle may load a JS bundle);
+//     the bundle origin (an HTML bundle may load a JS bundle); scripts also
+//     from the API's SDKPath (the bundle SDK);
 //   - images: inline (data:, blob:) or from the bundle origin; fonts only
 //     from the bundle origin;
 //   - connect-src: the runtime API of publicAPIURL, nothing else;
@@ -29,13 +34,14 @@ func ContentSecurityPolicy(publicAPIURL, bundleBaseURL string) string {
 	if o := origin(bundleBaseURL); o != "" {
 		self += " " + o
 	}
-	connect := "'none'"
+	connect, scripts := "'none'", self+" 'unsafe-inline'"
 	if api := strings.TrimRight(publicAPIURL, "/"); api != "" {
 		connect = api + RuntimeAPIPath
+		scripts += " " + api + SDKPath
 	}
 	return strings.Join([]string{
 		"default-src 'none'",
-		"script-src " + self + " 'unsafe-inline'",
+		"script-src " + scripts,
 		"style-src " + self + " 'unsafe-inline'",
 		"img-src " + self + " data: blob:",
 		"font-src " + self,

@@ -13,7 +13,7 @@ func TestContentSecurityPolicy(t *testing.T) {
 	t.Parallel()
 	got := bundle.ContentSecurityPolicy("https://api.example.com/", "https://bundles.example.net/b")
 	require.Equal(t, "default-src 'none'; "+
-		"script-src 'self' https://bundles.example.net 'unsafe-inline'; "+
+		"script-src 'self' https://bundles.example.net 'unsafe-inline' https://api.example.com/sdk/; "+
 		"style-src 'self' https://bundles.example.net 'unsafe-inline'; "+
 		"img-src 'self' https://bundles.example.net data: blob:; "+
 		"font-src 'self' https://bundles.example.net; "+

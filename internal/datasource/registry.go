@@ -36,6 +36,10 @@ type Options struct {
 	// Platform is the platform database, which no data source may be, even
 	// inside Allow (IdentifyPlatform).
 	Platform Platform
+	// ObserveFunc, when set, is told of every statement a source runs: its
+	// driver (the integration kind), its statement (metrics.Statement*),
+	// whether it failed and how long it took.
+	ObserveFunc func(driver, statement string, failed bool, d time.Duration)
 }
 
 // Secrets is the sealed secrets document of a data-source integration.
@@ -192,6 +196,9 @@ func (r *Registry) open(integ models.Integration) (Source, error) {
 			reason = ae.Message
 		}
 		return nil, apperr.Wrap(err, apperr.BadGateway, "integration %q: %s", integ.Name, reason)
+	}
+	if r.opts.ObserveFunc != nil {
+		src = observed{closableSource: src, driver: integ.Kind, observe: r.opts.ObserveFunc}
 	}
 	r.entries[integ.ID] = &entry{kind: integ.Kind, sealed: bytes.Clone(integ.SecretsEnc), dsnHash: hash, updated: integ.UpdatedAt, src: src}
 	if ok {

@@ -7,6 +7,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -15,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver for the demo data source
 	"gorm.io/gorm"
@@ -24,6 +26,7 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/sdk"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/models"
@@ -31,6 +34,15 @@ import (
 
 //go:embed bundle/invoice-review.html
 var bundleHTML []byte
+
+// sdkURLPlaceholder is where the demo bundle imports the bundle SDK from.
+const sdkURLPlaceholder = "{{APPRUNTIME_SDK_URL}}"
+
+// BundleHTML returns the demo bundle for an API at publicAPIURL: it imports
+// the bundle SDK from that API (internal/sdk), which the bundle CSP allows.
+func BundleHTML(publicAPIURL string) []byte {
+	return bytes.ReplaceAll(bundleHTML, []byte(sdkURLPlaceholder), []byte(strings.TrimRight(publicAPIURL, "/")+sdk.Path))
+}
 
 // Names the seed finds its objects by.
 const (
@@ -240,7 +252,8 @@ func (d seeder) bundle(ctx context.Context, info *Info) error {
 	if err != nil {
 		return err
 	}
-	up := bundle.Upload{Name: BundleName, ContentType: bundle.ContentTypeHTML, Content: bundleHTML}
+	html := BundleHTML(d.p.Config.PublicAPIURL)
+	up := bundle.Upload{Name: BundleName, ContentType: bundle.ContentTypeHTML, Content: html}
 	if !found {
 		v, err := d.p.Bundles.Create(ctx, info.WorkspaceID, Actor, up)
 		info.BundleID = v.ID
@@ -251,7 +264,7 @@ func (d seeder) bundle(ctx context.Context, info *Info) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(bundleHTML)
+	sum := sha256.Sum256(html)
 	if latest.SHA256 == hex.EncodeToString(sum[:]) {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -135,9 +136,13 @@ func checkSeeded(t *testing.T, p *platform.Platform, st *store.Store, info demo.
 
 	var agent models.Agent
 	require.NoError(t, st.DB.Where("id = ?", info.AgentID).Take(&agent).Error)
-	webhookSecret, err := p.Secrets.Open(agent.WebhookSecretEnc)
+	opened, err := p.Secrets.Open(agent.WebhookSecretEnc)
 	require.NoError(t, err)
-	require.Equal(t, secrets.WebhookSecret, string(webhookSecret), "resume webhooks are signed with the fixed secret")
+	keys, err := webhook.ParseStoredKeyring(opened)
+	require.NoError(t, err)
+	fixed, err := webhook.FromLegacy([]byte(secrets.WebhookSecret))
+	require.NoError(t, err)
+	require.True(t, keys.Current.Equal(fixed), "resume webhooks are signed with the fixed secret")
 
 	var task models.Task
 	require.NoError(t, st.DB.Where("id = ?", info.TaskID).Take(&task).Error)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	adminapi "github.com/appruntime/appruntime/internal/admin"
@@ -16,6 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -177,19 +179,33 @@ func eventsOfType(all []map[string]any, typ string) []map[string]any {
 	return out
 }
 
-// checkResumeWebhook checks the one delivery the receiver got: signed with
-// the agent's current secret (not the rotated-out one), naming the task,
-// step and await, and the same event the pull endpoint shows.
+// checkResumeWebhook checks the one delivery the receiver got: signed the
+// Standard Webhooks way with the agent's current secret and, during the
+// rotation's overlap, the replaced one; the legacy headers with the current
+// one only; naming the task, step and await, and the same event the pull
+// endpoint shows.
 func checkResumeWebhook(t *testing.T, st *story, got []delivery, resumed map[string]any) {
 	t.Helper()
 	require.Len(t, got, 1, "exactly one webhook delivery")
 	d := got[0]
-	require.NoError(t, review.VerifySignature([]byte(st.webhookSecret), d.Header, d.Body, signatureTolerance))
-	require.ErrorIs(t, review.VerifySignature([]byte(st.oldWebhookSecret), d.Header, d.Body, signatureTolerance), review.ErrBadSignature,
-		"the secret rotated out no longer signs")
-	tampered := append([]byte(nil), d.Body...)
-	tampered[len(tampered)-2] = ' '
-	require.ErrorIs(t, review.VerifySignature([]byte(st.webhookSecret), d.Header, tampered, signatureTolerance), review.ErrBadSignature)
+	// The receiver verifies with the Standard Webhooks library, with either
+	// secret during the rotation's overlap.
+	for _, secret := range []string{st.webhookSecret, st.oldWebhookSecret} {
+		wh, err := standardwebhooks.NewWebhook(secret)
+		require.NoError(t, err)
+		require.NoError(t, wh.Verify(d.Body, d.Header))
+		tampered := append([]byte(nil), d.Body...)
+		tampered[len(tampered)-2] = ' '
+		require.ErrorIs(t, wh.Verify(tampered, d.Header), standardwebhooks.ErrNoMatchingSignature)
+	}
+	// The legacy headers of the transition release carry the current key's signature only.
+	current, err := webhook.ParseSecret(st.webhookSecret)
+	require.NoError(t, err)
+	old, err := webhook.ParseSecret(st.oldWebhookSecret)
+	require.NoError(t, err)
+	require.NoError(t, review.VerifySignature(current.Key(), d.Header, d.Body, signatureTolerance))
+	require.ErrorIs(t, review.VerifySignature(old.Key(), d.Header, d.Body, signatureTolerance), review.ErrBadSignature)
+	require.Equal(t, d.Header.Get(webhook.HeaderID), d.Header.Get(review.HeaderEventID))
 
 	var ev review.ResumeEvent
 	require.NoError(t, json.Unmarshal(d.Body, &ev))

@@ -98,7 +98,17 @@ type Options struct {
 	Resolver *net.Resolver
 	// Timeout replaces CallTimeout when positive.
 	Timeout time.Duration
+	// WrapTransportFunc, when set, wraps the transport of each outbound
+	// client, named "http_call" (upstream requests) or "token" (token
+	// grants): metrics and the request id header go on there.
+	WrapTransportFunc func(client string, rt http.RoundTripper) http.RoundTripper
 }
+
+// Outbound client names of Options.WrapTransportFunc.
+const (
+	ClientHTTPCall = "http_call"
+	ClientToken    = "token"
+)
 
 // Gateway runs http_calls. It is safe for concurrent use; build one per
 // process and share it (it holds the connection pool and the token cache).
@@ -117,14 +127,18 @@ type Gateway struct {
 func New(o Options) *Gateway {
 	d := NewDialer(o.Allow)
 	d.Resolver = o.Resolver
-	transport := transportOn(d)
+	var transport http.RoundTripper = transportOn(d)
+	tokenTransport := transport
+	if o.WrapTransportFunc != nil {
+		transport, tokenTransport = o.WrapTransportFunc(ClientHTTPCall, transport), o.WrapTransportFunc(ClientToken, transport)
+	}
 	g := &Gateway{
 		// An http_call's redirect is its reply: following it would reach a
 		// URL the binding never named, with its credentials or body.
 		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		tokenClient: &http.Client{Transport: transport, Timeout: TokenTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		tokenClient: &http.Client{Transport: tokenTransport, Timeout: TokenTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return errRedirectWithCredentials
 		}},
 		integrations: o.Integrations,

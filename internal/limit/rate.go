@@ -2,6 +2,7 @@ package limit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -166,8 +167,18 @@ func (l *Limiter) refusal(v verdict) error {
 		return v.err
 	}
 	lim := l.limit.Load()
-	return apperr.RateLimitedAfter(v.wait, "this surface is calling faster than %d/s sustained (burst %d)", lim.Rate, lim.Burst)
+	e := apperr.RateLimitedAfter(v.wait, "this surface is calling faster than %d/s sustained (burst %d)", lim.Rate, lim.Burst)
+	e.Err = ErrSurfaceRate
+	return e
 }
+
+// The causes of the 429s of this package, so a caller can tell which limit a
+// surface hit (errors.Is): the call rate (Limiter) or the concurrent slots
+// (Semaphore).
+var (
+	ErrSurfaceRate = errors.New("limit: surface call rate exceeded")
+	ErrSlotsTaken  = errors.New("limit: every slot of the surface is taken")
+)
 
 // spend spends one call of key's GCRA cell. It returns 0 when the call
 // passes, else how long until one will; when Redis cannot be asked, a

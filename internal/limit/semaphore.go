@@ -98,7 +98,9 @@ func (s *Semaphore) acquire(ctx context.Context, surface string, hold time.Durat
 	}
 	if wait >= 0 {
 		retry := min(time.Duration(wait)*time.Millisecond, SemaphoreRetryAfter)
-		return nil, apperr.RateLimitedAfter(retry, "this surface already runs %d of these at once", s.slots)
+		e := apperr.RateLimitedAfter(retry, "this surface already runs %d of these at once", s.slots)
+		e.Err = ErrSlotsTaken
+		return nil, e
 	}
 	var once sync.Once
 	return func() {

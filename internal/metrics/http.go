@@ -44,26 +44,17 @@ type httpMetrics struct {
 func (h *httpMetrics) handle(c *fiber.Ctx) error {
 	start := time.Now()
 	err := c.Next()
-	status := c.Response().StatusCode()
+	status := ResponseStatus(c, err)
 	// The route that ran last: its Path is the registered pattern and its
 	// Method one of the app's methods, strings Fiber keeps for the app's
 	// life, so they key the cache as they are.
 	r := c.Route()
 	route := r.Path
-	if err != nil {
-		// The error handler renders after the middlewares return: the
-		// status is the one it will answer.
-		var fe *fiber.Error
-		if errors.As(err, &fe) {
-			status = fe.Code
-			// Only the router answers with its own 404 and 405 (handlers
-			// return apperr errors): no route matched the path.
-			if fe.Code == fiber.StatusNotFound || fe.Code == fiber.StatusMethodNotAllowed {
-				route = UnmatchedRoute
-			}
-		} else {
-			_, status, _ = apperr.Public(err)
-		}
+	// Only the router answers with its own 404 and 405 (handlers return
+	// apperr errors): no route matched the path.
+	var fe *fiber.Error
+	if errors.As(err, &fe) && (fe.Code == fiber.StatusNotFound || fe.Code == fiber.StatusMethodNotAllowed) {
+		route = UnmatchedRoute
 	}
 	key := httpKey{route: route, method: r.Method, status: status}
 	h.mu.RLock()
@@ -77,4 +68,20 @@ func (h *httpMetrics) handle(c *fiber.Ctx) error {
 	}
 	o.Observe(time.Since(start).Seconds())
 	return err
+}
+
+// ResponseStatus is the status a request is answered with once the handlers
+// after a middleware returned err: the error handler renders after the
+// middlewares return, so for an error it is the status that handler will
+// answer (a fiber.Error's code, an apperr code's status), else the one set.
+func ResponseStatus(c *fiber.Ctx, err error) int {
+	if err == nil {
+		return c.Response().StatusCode()
+	}
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		return fe.Code
+	}
+	_, status, _ := apperr.Public(err)
+	return status
 }

@@ -7,6 +7,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Outbound client names (the client label) of the calls not made by the
+// gateway, which names its own (gateway.ClientHTTPCall, ClientToken).
+const (
+	ClientWebhook = "webhook"
+)
+
 // statusClasses are the status label values of an outbound call.
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
 

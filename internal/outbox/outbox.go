@@ -12,6 +12,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -30,9 +31,14 @@ type Scheduled struct {
 }
 
 // Add writes an outbox row of kind with payload inside tx and returns its id.
-// The row becomes visible to the relay only when tx commits.
+// The row becomes visible to the relay only when tx commits. The request id
+// of tx's context is kept with it, and travels with the job the relay
+// enqueues.
 func Add(tx *gorm.DB, kind string, payload any) (string, error) {
 	row := models.Outbox{ID: models.NewID(), Kind: kind, Payload: models.MustJSON(payload)}
+	if id := requestid.From(tx.Statement.Context); requestid.Valid(id) {
+		row.RequestID = &id
+	}
 	if err := tx.Create(&row).Error; err != nil {
 		return "", fmt.Errorf("outbox: add %s: %w", kind, err)
 	}
@@ -59,4 +65,19 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time) (int64, error) {
 			return total, nil
 		}
 	}
+}
+
+// OldestUnsentAge returns how long the oldest row not yet relayed has
+// waited, 0 when every row is sent: the lag of resume events behind their
+// commit (the appruntime_outbox_oldest_unsent_age_seconds gauge).
+func OldestUnsentAge(ctx context.Context, db *gorm.DB) (time.Duration, error) {
+	var oldest models.Outbox
+	err := db.WithContext(ctx).Select("created_at").Where("sent_at IS NULL").Order("created_at").Limit(1).Find(&oldest).Error
+	if err != nil {
+		return 0, fmt.Errorf("outbox: oldest unsent: %w", err)
+	}
+	if oldest.CreatedAt.IsZero() {
+		return 0, nil
+	}
+	return max(time.Since(oldest.CreatedAt), 0), nil
 }

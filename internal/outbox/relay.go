@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
@@ -126,7 +127,11 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 // enqueue puts row's job on the queue; a task of the same id already there
 // (or retained after it finished) means an earlier pass enqueued it.
 func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
-	task, err := jobs.NewTask(jobFor[row.Kind](row.ID))
+	var headers map[string]string
+	if row.RequestID != nil {
+		headers = map[string]string{requestid.TaskHeader: *row.RequestID}
+	}
+	task, err := jobs.NewTaskWithHeaders(jobFor[row.Kind](row.ID), headers)
 	if err != nil {
 		return err
 	}

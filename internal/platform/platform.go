@@ -8,7 +8,10 @@ package platform
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/admin"
@@ -26,8 +29,11 @@ import (
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/llm"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/reply"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
@@ -135,6 +141,14 @@ type Platform struct {
 	RunJobs *jobwait.Waiter
 	// ToolRuns runs /run's jobs on the worker with the configured executors.
 	ToolRuns *toolrun.Runner
+	// Metrics is the process's Prometheus registry (internal/metrics),
+	// served on METRICS_ADDR; every service above records into it.
+	Metrics *metrics.Metrics
+	// Inspector reads and manages the asynq queues (the queue metrics).
+	Inspector *asynq.Inspector
+	// JobQueues is the console's view of the queues: counts, tasks, servers,
+	// and the audited actions on them.
+	JobQueues *queue.Service
 
 	closers []func()
 }
@@ -143,6 +157,7 @@ type Platform struct {
 // invalidation subscribers, pools) stop when Close is called.
 func New(ctx context.Context, o Options) (*Platform, error) {
 	p := &Platform{Options: o, ServedCapabilities: map[string]bool{}}
+	p.buildMetrics()
 	var err error
 	p.Bindings, err = binding.NewService(ctx, binding.ServiceOptions{
 		Store: o.Store, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Log: o.Log,
@@ -175,7 +190,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	p.Relay = outbox.NewRelay(o.Store, o.Redis, o.KeyPrefix, o.Queues.Events, o.Log)
 	p.Resumes = review.NewResumer(review.ResumerOptions{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queues.Events, Secrets: p.Secrets,
-		HTTPClient: gateway.NewClient(o.Config.OutboundAllow, 0), Log: o.Log,
+		HTTPClient: p.outboundClient(metrics.ClientWebhook), Metrics: p.Metrics, Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
 	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
@@ -191,6 +206,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	}
 	p.Gateway = gateway.New(gateway.Options{
 		Allow: o.Config.OutboundAllow, Integrations: gateway.NewDBIntegrations(o.Store.DB), Secrets: p.Secrets, Log: o.Log,
+		WrapTransportFunc: p.wrapOutbound,
 	})
 	p.buildTools()
 	journal := runtime.NewJournal(o.Store, o.Log)
@@ -262,7 +278,9 @@ func (p *Platform) buildDataAndLimits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.DataSources = datasource.NewRegistry(p.Secrets, datasource.Options{Allow: o.Config.DataSourceAllow, Platform: platformDB})
+	p.DataSources = datasource.NewRegistry(p.Secrets, datasource.Options{
+		Allow: o.Config.DataSourceAllow, Platform: platformDB, ObserveFunc: p.Metrics.ObserveDataSource,
+	})
 	p.onClose(p.DataSources.Close)
 	p.Limiter = limit.NewLimiter(o.Redis, o.KeyPrefix)
 	if o.Config.SurfaceRate > 0 && o.Config.SurfaceBurst > 0 {
@@ -331,6 +349,42 @@ func (p *Platform) buildFiles() error {
 		}
 	}
 	return nil
+}
+
+// buildMetrics builds the registry with every scrape-time source: the
+// queues (through the inspector), the outbox lag and the live sessions.
+func (p *Platform) buildMetrics() {
+	o := p.Options
+	p.Inspector = asynq.NewInspectorFromRedisClient(o.Redis)
+	capabilities := make([]string, 0, len(binding.Catalog))
+	for _, c := range binding.Catalog {
+		capabilities = append(capabilities, c.Name)
+	}
+	p.JobQueues = queue.New(o.Store, o.Redis, o.Queues.Lookup, o.Queues.Extract, o.Queues.Script, o.Queues.Events)
+	p.Metrics = metrics.New(metrics.Options{
+		Capabilities: capabilities,
+		Queues: &metrics.QueueSource{Inspector: p.Inspector, Queues: []string{
+			o.Queues.Lookup, o.Queues.Extract, o.Queues.Script, o.Queues.Events,
+		}},
+		OutboxLag:    func(ctx context.Context) (time.Duration, error) { return outbox.OldestUnsentAge(ctx, o.Store.DB) },
+		LiveSessions: func(ctx context.Context) (int, error) { return session.CountLive(ctx, o.Store.DB) },
+		Log:          o.Log,
+	})
+}
+
+// wrapOutbound is the transport of every outbound client: it sends the
+// request id (X-Request-Id) and records the call's latency and status under
+// client.
+func (p *Platform) wrapOutbound(client string, rt http.RoundTripper) http.RoundTripper {
+	return p.Metrics.Transport(client, requestid.Transport(rt))
+}
+
+// outboundClient is an SSRF-guarded client (gateway.NewClient) on
+// wrapOutbound's transport.
+func (p *Platform) outboundClient(client string) *http.Client {
+	c := gateway.NewClient(p.Config.OutboundAllow, 0)
+	c.Transport = p.wrapOutbound(client, c.Transport)
+	return c
 }
 
 // onClose registers fn to run at Close, in reverse order of registration.

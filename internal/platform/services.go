@@ -25,7 +25,7 @@ func (p *Platform) APIServices() api.Services {
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
 		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
-		Files: p.Files, Queue: p.Queue,
+		Files: p.Files, Queue: p.Queue, Metrics: p.Metrics,
 	}
 }
 
@@ -38,6 +38,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools, Queue: p.Queue, Capabilities: p.Capabilities,
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
+		JobQueues: p.JobQueues, Resumes: p.Resumes, Metrics: p.Metrics,
 	}
 }
 
@@ -49,7 +50,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		OutboxRetention: p.Config.OutboxRetention,
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
-		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls,
+		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls, Metrics: p.Metrics,
 		QueueConcurrency: p.Config.QueueConcurrency, WorkerQueues: p.Config.WorkerQueues,
 		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns,
 		Parked: p.Parked, Queue: p.Queue,

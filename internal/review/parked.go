@@ -29,9 +29,22 @@ const (
 	AuditAwaitAbort   = "await.abort"
 )
 
-// MaxAbortNoteLength bounds the note an admin may give when aborting, which
-// the feed and the audit log keep.
+// MaxAbortNoteLength bounds the reason an admin must give when releasing or
+// aborting, which the feed and the audit log keep.
 const MaxAbortNoteLength = 1000
+
+// checkNote trims an admin's reason for settling a parked task: it is
+// required, and at most MaxAbortNoteLength characters.
+func checkNote(note string) (string, error) {
+	note = strings.TrimSpace(note)
+	if note == "" {
+		return "", apperr.Invalidf("a reason is required")
+	}
+	if utf8.RuneCountInString(note) > MaxAbortNoteLength {
+		return "", apperr.Invalidf("the reason is longer than %d characters", MaxAbortNoteLength)
+	}
+	return note, nil
+}
 
 // Parked lets an admin settle a parked task that nobody will finish
 // (ARCHITECTURE.md decision 3): release its pending await, which resumes the
@@ -52,14 +65,19 @@ func NewParked(st *store.Store, afterRelease func(ctx context.Context)) *Parked 
 }
 
 // Release releases the pending await awaitID of a task of workspaceID on
-// behalf of actor: the await is resolved with reason admin_release, the
-// resume event is written to the outbox, the feed records an await_resolved
-// event, and the audit log an await.release entry, all in one transaction.
-// An await of another workspace is a 404; one that is no longer pending is a
+// behalf of actor, for the reason note (required, 400 without): the await
+// is resolved with reason admin_release, the resume event is written to the
+// outbox, the feed records an await_resolved event with the note, and the
+// audit log an await.release entry with it, all in one transaction. An
+// await of another workspace is a 404; one that is no longer pending is a
 // 409 naming its state.
-func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor string) (models.TaskAwait, error) {
+func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor, note string) (models.TaskAwait, error) {
+	note, err := checkNote(note)
+	if err != nil {
+		return models.TaskAwait{}, err
+	}
 	var aw models.TaskAwait
-	err := p.store.Tx(ctx, func(tx *gorm.DB) error {
+	err = p.store.Tx(ctx, func(tx *gorm.DB) error {
 		tx = tx.WithContext(ctx)
 		found, task, released, err := ReleaseAwait(ctx, tx, workspaceID, awaitID, actor, ReasonAdminRelease)
 		if err != nil {
@@ -74,7 +92,7 @@ func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor string
 			return notPending(found)
 		}
 		aw = found
-		detail := map[string]any{"await_id": aw.ID, "task_id": task.ID, "step_id": aw.CorrelationKey, "reason": ReasonAdminRelease}
+		detail := map[string]any{"await_id": aw.ID, "task_id": task.ID, "step_id": aw.CorrelationKey, "reason": ReasonAdminRelease, "note": note}
 		if err := recordSettled(tx, aw, models.FeedAwaitResolved, ReasonAdminRelease, actor, detail); err != nil {
 			return err
 		}
@@ -92,18 +110,19 @@ func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor string
 }
 
 // Abort aborts the pending await awaitID of a task of workspaceID on behalf
-// of actor: the await becomes aborted, the task failed, the feed records an
-// await_aborted event with the admin's note, the audit log an await.abort
-// entry, and the outbox a task.aborted event for the agent (webhook and
-// pull endpoint), all in one transaction. The agent is not resumed. An await of another workspace is a 404; one that
+// of actor, for the reason note (required, 400 without): the await becomes
+// aborted, the task failed, the feed records an await_aborted event with the
+// note, the audit log an await.abort entry, and the outbox a task.aborted
+// event for the agent (webhook and pull endpoint), all in one transaction.
+// The agent is not resumed. An await of another workspace is a 404; one that
 // is no longer pending is a 409 naming its state.
 func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note string) (models.TaskAwait, error) {
-	note = strings.TrimSpace(note)
-	if utf8.RuneCountInString(note) > MaxAbortNoteLength {
-		return models.TaskAwait{}, apperr.Invalidf("note is longer than %d characters", MaxAbortNoteLength)
+	note, err := checkNote(note)
+	if err != nil {
+		return models.TaskAwait{}, err
 	}
 	var aw models.TaskAwait
-	err := p.store.Tx(ctx, func(tx *gorm.DB) error {
+	err = p.store.Tx(ctx, func(tx *gorm.DB) error {
 		tx = tx.WithContext(ctx)
 		found, task, err := findAwait(ctx, tx, workspaceID, awaitID)
 		if err != nil {
@@ -131,10 +150,7 @@ func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note st
 			return err
 		}
 		aw = found
-		detail := map[string]any{"await_id": aw.ID, "task_id": task.ID, "step_id": aw.CorrelationKey, "reason": ReasonAdminAbort}
-		if note != "" {
-			detail["note"] = note
-		}
+		detail := map[string]any{"await_id": aw.ID, "task_id": task.ID, "step_id": aw.CorrelationKey, "reason": ReasonAdminAbort, "note": note}
 		if err := recordSettled(tx, aw, models.FeedAwaitAborted, ReasonAdminAbort, actor, detail); err != nil {
 			return err
 		}
@@ -185,4 +201,42 @@ func (p *Parked) reload(ctx context.Context, id string) (models.TaskAwait, error
 		return aw, fmt.Errorf("review: reload await %s: %w", id, err)
 	}
 	return aw, nil
+}
+
+// ParkedByAgent is how many of an agent's tasks are parked on a pending
+// await, and since when the oldest has waited.
+type ParkedByAgent struct {
+	AgentID, AgentName string
+	Tasks              int
+	OldestSince        time.Time
+}
+
+// ParkedStats returns, per agent of the workspace with parked tasks, the
+// number of its tasks waiting on a pending await and the oldest such
+// await's creation, oldest first: the overview's "who is waiting, and for
+// how long".
+func ParkedStats(ctx context.Context, db *gorm.DB, workspaceID string) ([]ParkedByAgent, error) {
+	var rows []struct {
+		AgentID, AgentName string
+		Tasks              int
+		OldestSince        time.Time
+	}
+	err := db.WithContext(ctx).Raw(`SELECT t.agent_id AS agent_id, a.name AS agent_name,
+			count(DISTINCT t.id) AS tasks, min(aw.created_at) AS oldest_since
+		FROM task_awaits aw JOIN tasks t ON t.id = aw.task_id JOIN agents a ON a.id = t.agent_id
+		WHERE t.workspace_id = ? AND aw.status = ?
+		GROUP BY t.agent_id, a.name ORDER BY oldest_since, agent_name`, workspaceID, models.AwaitPending).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("review: parked stats: %w", err)
+	}
+	out := make([]ParkedByAgent, len(rows))
+	for i, r := range rows {
+		out[i] = ParkedByAgent(r)
+	}
+	return out, nil
+}
+
+// Stats is ParkedStats on p's store.
+func (p *Parked) Stats(ctx context.Context, workspaceID string) ([]ParkedByAgent, error) {
+	return ParkedStats(ctx, p.store.DB, workspaceID)
 }

@@ -30,7 +30,7 @@ func TestAdminReleaseResumesOnceUnderARace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := settle.Release(context.Background(), p.tn.Workspace.ID, p.await.ID, actor)
+			_, err := settle.Release(context.Background(), p.tn.Workspace.ID, p.await.ID, actor, "approved by phone")
 			switch {
 			case err == nil:
 				released.Add(1)
@@ -81,7 +81,7 @@ func TestAdminReleaseLosingARaceNamesTheWinningState(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := settle.Release(ctx, p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID)
+		_, err := settle.Release(ctx, p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "approved by phone")
 		done <- err
 	}()
 	// The admin's release has read the await as pending and now waits on
@@ -125,10 +125,10 @@ func TestAdminAbortFailsTheTaskWithoutResuming(t *testing.T) {
 	require.JSONEq(t, `{"await_id":"`+p.await.ID+`","task_id":"`+p.task.ID+`","step_id":"`+p.step.ID+`","reason":"admin_abort","note":"duplicate invoice"}`, string(ev.Payload))
 	require.Equal(t, p.step.ID, *ev.StepID)
 
-	_, err = settle.Release(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID)
+	_, err = settle.Release(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "approved by phone")
 	require.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
 	require.ErrorContains(t, err, "is already aborted")
-	_, err = settle.Abort(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "")
+	_, err = settle.Abort(context.Background(), p.tn.Workspace.ID, p.await.ID, "user:"+p.tn.Admin.ID, "again")
 	require.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
 }
 
@@ -146,17 +146,18 @@ func TestSettlingRefusals(t *testing.T) {
 		code      apperr.Code
 		message   string
 	}{
-		{"another workspace's await", other.Workspace.ID, p.await.ID, "", apperr.NotFound, "await " + p.await.ID + " not found"},
-		{"no such await", p.tn.Workspace.ID, models.NewID(), "", apperr.NotFound, "not found"},
-		{"not an id", p.tn.Workspace.ID, "nope", "", apperr.NotFound, "await nope not found"},
-		{"a note too long", p.tn.Workspace.ID, p.await.ID, string(make([]byte, review.MaxAbortNoteLength+1)), apperr.Invalid, "note is longer than"},
+		{"another workspace's await", other.Workspace.ID, p.await.ID, "why", apperr.NotFound, "await " + p.await.ID + " not found"},
+		{"no such await", p.tn.Workspace.ID, models.NewID(), "why", apperr.NotFound, "not found"},
+		{"not an id", p.tn.Workspace.ID, "nope", "why", apperr.NotFound, "await nope not found"},
+		{"a note too long", p.tn.Workspace.ID, p.await.ID, string(make([]byte, review.MaxAbortNoteLength+1)), apperr.Invalid, "reason is longer than"},
+		{"no reason", p.tn.Workspace.ID, p.await.ID, " \t ", apperr.Invalid, "a reason is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := settle.Abort(ctx, tc.workspace, tc.awaitID, "user:x", tc.note)
 			require.True(t, apperr.Is(err, tc.code), "%v", err)
 			require.ErrorContains(t, err, tc.message)
-			if tc.code == apperr.NotFound {
-				_, err = settle.Release(ctx, tc.workspace, tc.awaitID, "user:x")
+			if tc.code == apperr.NotFound || tc.name == "no reason" {
+				_, err = settle.Release(ctx, tc.workspace, tc.awaitID, "user:x", tc.note)
 				require.True(t, apperr.Is(err, tc.code), "%v", err)
 			}
 		})

@@ -15,7 +15,9 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
@@ -38,6 +40,8 @@ type Resumer struct {
 	queue   string
 	secrets *crypt.Box
 	client  *http.Client
+	metrics *metrics.Metrics
+	now     func() time.Time
 	log     *slog.Logger
 }
 
@@ -53,7 +57,12 @@ type ResumerOptions struct {
 	// (gateway.NewClient). Each attempt gets WebhookAttemptTimeout. The
 	// Resumer uses a copy that never follows redirects.
 	HTTPClient *http.Client
-	Log        *slog.Logger
+	// Metrics counts delivery attempts by outcome; nil counts nothing.
+	Metrics *metrics.Metrics
+	// NowFunc is the clock deliveries are timestamped and signed with; nil
+	// is time.Now. Tests set it to make a delivery that is already old.
+	NowFunc func() time.Time
+	Log     *slog.Logger
 }
 
 // NewResumer returns a Resumer.
@@ -64,12 +73,17 @@ func NewResumer(o ResumerOptions) *Resumer {
 	// the failed attempt it is (its 3xx recorded, the job retried).
 	client := *o.HTTPClient
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if o.NowFunc == nil {
+		o.NowFunc = time.Now
+	}
 	return &Resumer{
 		store:   o.Store,
 		jobs:    asynq.NewClientFromRedisClient(o.Redis),
 		queue:   o.Queue,
 		secrets: o.Secrets,
 		client:  &client,
+		metrics: o.Metrics,
+		now:     o.NowFunc,
 		log:     o.Log,
 	}
 }
@@ -196,7 +210,8 @@ func recordResumed(tx *gorm.DB, ev ResumeEvent) error {
 // enqueueWebhook enqueues the delivery job of resume event outboxID; one
 // already enqueued (or finished and retained) counts as done.
 func (r *Resumer) enqueueWebhook(ctx context.Context, outboxID string) error {
-	task, err := jobs.NewTask(jobs.WebhookDelivery{EventID: outboxID})
+	// The delivery carries the request id the resume job ran with.
+	task, err := requestid.NewTask(ctx, jobs.WebhookDelivery{EventID: outboxID})
 	if err != nil {
 		return err
 	}

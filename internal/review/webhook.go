@@ -21,6 +21,8 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -41,8 +43,10 @@ const (
 	maxDrainedBody = 64 << 10
 )
 
-// Webhook headers. The signature is "v1=" and the hex HMAC-SHA256, under the
-// agent's webhook secret, of the timestamp, a dot and the raw body.
+// The legacy webhook headers, sent beside the Standard Webhooks ones
+// (internal/webhook) for one transition release. The signature is "v1=" and
+// the hex HMAC-SHA256, under the key of the agent's current webhook secret
+// (webhook.Secret.Key), of the timestamp, a dot and the raw body.
 const (
 	HeaderEventID   = "X-Appruntime-Event-Id"
 	HeaderTimestamp = "X-Appruntime-Timestamp"
@@ -145,6 +149,7 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 		return fmt.Errorf("review: record webhook attempt: %w", err)
 	}
 	sendErr := r.post(ctx, agent, ev, &attempt)
+	r.metrics.ObserveWebhookAttempt(webhookOutcome(sendErr, attempt.StatusCode))
 	if sendErr != nil {
 		attempt.Error = truncate(sendErr.Error(), maxRecordedError)
 	}
@@ -158,13 +163,30 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 	return sendErr
 }
 
+// webhookOutcome classifies one attempt for the metrics: delivered, an
+// answer other than 2xx, no answer, or never sent (an apperr error: a
+// refused address, a missing secret or URL).
+func webhookOutcome(sendErr error, status int) metrics.WebhookOutcome {
+	switch {
+	case sendErr == nil:
+		return metrics.WebhookDelivered
+	case status != 0:
+		return metrics.WebhookRejected
+	}
+	var ae *apperr.Error
+	if errors.As(sendErr, &ae) {
+		return metrics.WebhookRefused
+	}
+	return metrics.WebhookUnreachable
+}
+
 // post sends the signed event once and fills attempt's status and duration.
 func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, attempt *models.WebhookDelivery) error {
 	u, err := url.Parse(agent.ResumeWebhookURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return apperr.Invalidf("agent %s: resume_webhook_url %q is not an http(s) URL", agent.ID, agent.ResumeWebhookURL)
 	}
-	secret, err := r.webhookSecret(agent)
+	keys, err := r.webhookKeys(agent)
 	if err != nil {
 		return err
 	}
@@ -172,7 +194,7 @@ func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, 
 	if err != nil {
 		return fmt.Errorf("review: marshal resume event: %w", err)
 	}
-	ts := time.Now().Unix()
+	now := r.now()
 	ctx, cancel := context.WithTimeout(ctx, WebhookAttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
@@ -181,9 +203,15 @@ func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "appruntime-webhook/1")
+	// Standard Webhooks headers, signed by every live secret of the
+	// keyring; for this transition release also the X-Appruntime-* ones,
+	// with the current key and the same timestamp (README "Webhooks").
+	if err := keys.Sign(req.Header, ev.ID, now, body); err != nil {
+		return apperr.Wrap(err, apperr.Invalid, "agent %s: the resume webhook cannot be signed", agent.ID)
+	}
 	req.Header.Set(HeaderEventID, ev.ID)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(secret, ts, body))
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set(HeaderSignature, Sign(keys.Current.Key(), now.Unix(), body))
 
 	start := time.Now()
 	res, err := r.client.Do(req)
@@ -204,20 +232,24 @@ func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, 
 	return nil
 }
 
-// webhookSecret opens the agent's sealed webhook secret; its plaintext bytes
-// are the HMAC key.
-func (r *Resumer) webhookSecret(agent models.Agent) ([]byte, error) {
+// webhookKeys opens the agent's sealed webhook keyring (a secret stored
+// before keyrings is read as a legacy one: webhook.ParseStoredKeyring).
+func (r *Resumer) webhookKeys(agent models.Agent) (webhook.Keyring, error) {
 	if len(agent.WebhookSecretEnc) == 0 {
-		return nil, apperr.Invalidf("agent %s has a resume_webhook_url but no webhook secret", agent.ID)
+		return webhook.Keyring{}, apperr.Invalidf("agent %s has a resume_webhook_url but no webhook secret", agent.ID)
 	}
 	if r.secrets == nil {
-		return nil, apperr.NotImplementedf("no SECRETS_KEY is configured to open webhook secrets")
+		return webhook.Keyring{}, apperr.NotImplementedf("no SECRETS_KEY is configured to open webhook secrets")
 	}
-	secret, err := r.secrets.Open(agent.WebhookSecretEnc)
+	opened, err := r.secrets.Open(agent.WebhookSecretEnc)
 	if err != nil {
-		return nil, fmt.Errorf("review: open webhook secret of agent %s: %w", agent.ID, err)
+		return webhook.Keyring{}, fmt.Errorf("review: open webhook secret of agent %s: %w", agent.ID, err)
 	}
-	return secret, nil
+	keys, err := webhook.ParseStoredKeyring(opened)
+	if err != nil {
+		return webhook.Keyring{}, apperr.Wrap(err, apperr.Invalid, "agent %s: its stored webhook secret is unreadable", agent.ID)
+	}
+	return keys, nil
 }
 
 // truncate shortens s to at most n bytes without splitting a character.

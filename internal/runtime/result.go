@@ -1,5 +1,12 @@
 package runtime
 
+import (
+	"context"
+
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/session"
+)
+
 // Result is a verb's success: its kind (v2's "kind"), the object the verb
 // returns without the v2 header (Body, the v1 shape), and v2's "result",
 // which is that same object except for /action, whose v1 reply carries an
@@ -59,4 +66,52 @@ type ActionResults struct {
 type ActionReply struct {
 	OK bool `json:"ok"`
 	ActionResults
+}
+
+// Op kinds of the verbs whose kind does not depend on the op (a read's is
+// KindRows or KindHTTP, a capability's its name).
+const (
+	KindRows   = "rows"
+	KindHTTP   = "http"
+	KindWrite  = "write"
+	KindAction = "action"
+	KindRun    = "run"
+)
+
+// OpKind returns the kind of the op a call of verb with body names, for a
+// call that failed (a success's kind is its Result.Kind): the verb's own
+// kind, a read's rows or http as the session's binding declares the op, a
+// capability's name when the catalog knows it; "" when the body names no op
+// the binding knows. It is for metrics and costs a parse; call it on the
+// error path only.
+func (s *Service) OpKind(ctx context.Context, c session.Claims, verb string, body []byte) string {
+	switch verb {
+	case "write":
+		return KindWrite
+	case "action":
+		return KindAction
+	case "run":
+		return KindRun
+	}
+	r, err := ParseRequest(body)
+	if err != nil {
+		return ""
+	}
+	if verb == "capability" {
+		if _, known := binding.LookupCapability(r.Op); known {
+			return r.Op
+		}
+		return ""
+	}
+	b, err := s.binding(ctx, c)
+	if err != nil {
+		return ""
+	}
+	if _, ok := b.Read(r.Op); ok {
+		return KindRows
+	}
+	if _, ok := b.HTTPCall(r.Op); ok {
+		return KindHTTP
+	}
+	return ""
 }

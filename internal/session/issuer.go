@@ -514,3 +514,15 @@ func (i *Issuer) pruneRevoked() {
 		return true
 	})
 }
+
+// CountLive returns the number of sessions neither expired nor revoked (the
+// appruntime_live_sessions gauge).
+func CountLive(ctx context.Context, db *gorm.DB) (int, error) {
+	var n int64
+	err := db.WithContext(ctx).Model(&models.AppSession{}).
+		Where("revoked_at IS NULL AND expires_at > ?", time.Now().UTC()).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("session: count live: %w", err)
+	}
+	return int(n), nil
+}

@@ -50,6 +50,10 @@ type Options struct {
 	// Headers are set on every response before any handler runs (a handler
 	// may replace one).
 	Headers [][2]string
+	// Observe, when set, runs right after the request context is set up and
+	// before the body gate, so it sees every request and the status it ends
+	// with, a refused body's included (the metrics middleware).
+	Observe fiber.Handler
 }
 
 // NewApp returns a Fiber app with request ids, panic recovery, access logs and
@@ -86,7 +90,11 @@ func NewApp(o Options) *fiber.App {
 	// canceled. Deriving values from it costs no goroutine per request.
 	lifetime, stop := context.WithCancel(context.Background())
 	app.Hooks().OnShutdown(func() error { stop(); return nil })
-	app.Use(requestContext(lifetime, o.Logger, o.Headers), bodies.gate)
+	app.Use(requestContext(lifetime, o.Logger, o.Headers))
+	if o.Observe != nil {
+		app.Use(o.Observe)
+	}
+	app.Use(bodies.gate)
 	return app
 }
 

@@ -111,3 +111,22 @@ func parseStored(s string) (Secret, error) {
 	}
 	return FromLegacy([]byte(s))
 }
+
+// ParseStoredKeyring reads an endpoint's stored signing material (opened,
+// not sealed): a keyring as MarshalJSON wrote it, or, for an endpoint whose
+// secret was stored before keyrings, the bare secret string, which is a
+// legacy secret (FromLegacy) unless it is in the written form.
+func ParseStoredKeyring(b []byte) (Keyring, error) {
+	if len(b) > 0 && b[0] == '{' {
+		var k Keyring
+		if err := json.Unmarshal(b, &k); err != nil {
+			return Keyring{}, err
+		}
+		return k, nil
+	}
+	sec, err := parseStored(string(b))
+	if err != nil {
+		return Keyring{}, err
+	}
+	return Keyring{Current: sec}, nil
+}
