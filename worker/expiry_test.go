@@ -65,7 +65,7 @@ func newExpiryFixture(t *testing.T, claimFor time.Duration) *expiryFixture {
 	f.tn = testkit.NewTenant(t, f.p.Store.DB)
 	box, err := crypt.New(cfg.SecretsKey)
 	require.NoError(t, err)
-	sealed, err := box.Seal([]byte("whsec_expiry_test"))
+	sealed, err := box.Seal([]byte("expiry-test-webhook-secret-0123456789"))
 	require.NoError(t, err)
 	require.NoError(t, f.p.Store.DB.Model(&models.Agent{}).Where("id = ?", f.tn.Agent.ID).
 		Updates(map[string]any{"resume_webhook_url": srv.URL, "webhook_secret_enc": sealed}).Error)
