@@ -31,14 +31,11 @@ type actionPayload struct {
 // (the intent's completion) are committed together. A non-2xx upstream
 // rolls both back and records nothing.
 func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	r, p, decoded, err := parse[actionPayload](body)
+	v, err := begin[actionPayload](ctx, s, c, body)
 	if err != nil {
 		return Result{}, err
 	}
-	b, err := s.binding(ctx, c)
-	if err != nil {
-		return Result{}, err
-	}
+	b, r := v.b, v.Request
 	act, ok := b.Action(r.Op)
 	if !ok {
 		return Result{}, opNotAllowed("action", r.Op)
@@ -46,10 +43,9 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 	if len(act.HTTPCalls) > 0 && s.Gateway == nil {
 		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; action %q makes http_calls", act.Name)
 	}
-	if !decoded {
-		if err := decodePayload(r.Payload, &p); err != nil {
-			return Result{}, err
-		}
+	p, err := v.payload()
+	if err != nil {
+		return Result{}, err
 	}
 	for name := range p.Rows {
 		if !contains(act.Writes, name) {

@@ -20,56 +20,24 @@ type readPayload struct {
 // Read runs one `reads` op, or one `http_calls` op (a lookup). A reads op of
 // the same name takes precedence, so a lookup can never shadow a database read.
 func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	// One strict pass as a table read; a body it refuses is most often a
-	// lookup's, whose payload is its placeholder values: one more pass
-	// takes them, and only a body both refuse is decoded in two steps
-	// (ParseRequest, then the payload) for its error message.
-	r, p, decoded := parseOnce[readPayload](body)
-	var values map[string]any
-	valuesDecoded := false
-	if !decoded {
-		r, values, valuesDecoded = parseOnce[map[string]any](body)
-		if !valuesDecoded {
-			var err error
-			if r, err = ParseRequest(body); err != nil {
-				return Result{}, err
-			}
-		}
-	}
-	b, err := s.binding(ctx, c)
+	v, err := begin[readPayload](ctx, s, c, body)
 	if err != nil {
 		return Result{}, err
 	}
-	if op, ok := b.Read(r.Op); ok {
-		if !decoded {
-			if valuesDecoded {
-				// The values pass kept no raw payload.
-				if r, err = ParseRequest(body); err != nil {
-					return Result{}, err
-				}
-			}
-			if err := decodePayload(r.Payload, &p); err != nil {
-				return Result{}, err
-			}
-		}
-		return s.readRows(ctx, c, b, op, p)
-	}
-	call, ok := b.HTTPCall(r.Op)
-	if !ok {
-		return Result{}, opNotAllowed("read", r.Op)
-	}
-	if !valuesDecoded {
-		if decoded {
-			// The one-pass decode took the payload as a read's and kept no
-			// raw copy.
-			if r, err = ParseRequest(body); err != nil {
-				return Result{}, err
-			}
-		}
-		values = map[string]any{}
-		if err := decodePayload(r.Payload, &values); err != nil {
+	if op, ok := v.b.Read(v.Op); ok {
+		p, err := v.payload()
+		if err != nil {
 			return Result{}, err
 		}
+		return s.readRows(ctx, c, v.b, op, p)
+	}
+	call, ok := v.b.HTTPCall(v.Op)
+	if !ok {
+		return Result{}, opNotAllowed("read", v.Op)
+	}
+	values, err := payloadAs[map[string]any](v)
+	if err != nil {
+		return Result{}, err
 	}
 	if values == nil {
 		values = map[string]any{}
@@ -165,29 +133,4 @@ func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HT
 		return Result{}, err
 	}
 	return Result{Kind: "http", Body: &HTTPReply{Kind: "http", Response: resp}}, nil
-}
-
-// fixedMap resolves a binding's fixed filters or values against the session.
-func fixedMap(fixed map[string]any, sessionValues map[string]string) (map[string]any, error) {
-	if len(fixed) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]any, len(fixed))
-	for col, v := range fixed {
-		val, err := fillFixed(v, sessionValues)
-		if err != nil {
-			return nil, apperr.Wrap(err, apperr.Internal, "binding fixed value of %s", col)
-		}
-		out[col] = val
-	}
-	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

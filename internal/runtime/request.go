@@ -75,6 +75,11 @@ func parse[P any](body []byte) (r Request, payload P, ok bool, err error) {
 // parseOnce is parse's one strict pass: ok is false when the body is not a
 // request whose payload is a P (r.Payload is never set).
 func parseOnce[P any](body []byte) (r Request, payload P, ok bool) {
+	if _, raw := any(payload).(json.RawMessage); raw {
+		// A payload passed on as sent (/capability) takes the two-step
+		// decode, which keeps it and checks it is an object.
+		return r, payload, false
+	}
 	var e envelope[P]
 	if !strictjson.Try(body, &e) || e.Op == "" || (e.AwaitID != "" && !models.IsID(e.AwaitID)) {
 		return r, payload, false

@@ -31,22 +31,11 @@ type RunJobs interface {
 // lists reach the tool, and the session's ids always win. A binding that
 // lists a stored setting in params is 403; a tool that is neither is 501.
 func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	r, err := ParseRequest(body)
+	v, op, err := prelude[*binding.Tool, map[string]json.RawMessage](ctx, s, c, body, "run", (*binding.Loaded).Tool)
 	if err != nil {
 		return Result{}, err
 	}
-	b, err := s.binding(ctx, c)
-	if err != nil {
-		return Result{}, err
-	}
-	op, ok := b.Tool(r.Op)
-	if !ok {
-		return Result{}, opNotAllowed("run", r.Op)
-	}
-	var payload map[string]json.RawMessage
-	if err := decodePayload(r.Payload, &payload); err != nil {
-		return Result{}, err
-	}
+	payload := v.p
 	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
 		return Result{}, err
 	}
@@ -134,14 +123,11 @@ func runInput(c session.Claims, params []string, payload map[string]json.RawMess
 // capabilities are performed by the browser and refused here (400); one the
 // binding does not grant is 403; one this deployment does not serve is 501.
 func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	r, err := ParseRequest(body)
+	v, err := begin[json.RawMessage](ctx, s, c, body)
 	if err != nil {
 		return Result{}, err
 	}
-	b, err := s.binding(ctx, c)
-	if err != nil {
-		return Result{}, err
-	}
+	r, b := v.Request, v.b
 	capability, known := binding.LookupCapability(r.Op)
 	if !known {
 		return Result{}, apperr.Forbiddenf("capability %q is not granted by this binding", r.Op)

@@ -147,11 +147,6 @@ func checkWorkspace(row models.Integration, workspaceID string) (models.Integrat
 	return row, nil
 }
 
-// opNotAllowed is the 403 for an op the binding does not declare.
-func opNotAllowed(verb, op string) error {
-	return apperr.Forbiddenf("op %q is not allowed for /%s by this binding", op, verb)
-}
-
 // actor names who acted in feed rows: the reviewer when the host said, else the session.
 func actor(c session.Claims) string {
 	if c.UserID != "" {

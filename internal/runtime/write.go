@@ -19,23 +19,11 @@ type writePayload struct {
 // row is written, and the intent becomes the feed row (internal/intent),
 // committed just after the reply.
 func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	r, p, decoded, err := parse[writePayload](body)
+	v, op, err := prelude[*binding.Write, writePayload](ctx, s, c, body, "write", (*binding.Loaded).Write)
 	if err != nil {
 		return Result{}, err
 	}
-	b, err := s.binding(ctx, c)
-	if err != nil {
-		return Result{}, err
-	}
-	op, ok := b.Write(r.Op)
-	if !ok {
-		return Result{}, opNotAllowed("write", r.Op)
-	}
-	if !decoded {
-		if err := decodePayload(r.Payload, &p); err != nil {
-			return Result{}, err
-		}
-	}
+	b, p := v.b, v.p
 	if p.Row == nil {
 		return Result{}, apperr.Invalidf("payload.row is required: the row to write")
 	}
