@@ -3,11 +3,10 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/placeholder"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
@@ -101,30 +100,16 @@ func decodePayload(raw json.RawMessage, v any) error {
 	return nil
 }
 
-var placeholder = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
-
-// fillFixed resolves a binding's fixed value: a string that is exactly one
-// session placeholder ("{{task_id}}") becomes the session's value; other
-// strings have their session placeholders substituted; non-strings are kept.
-// Only session values are consulted: a bundle can never supply a fixed value.
+// fillFixed resolves a binding's fixed value: a string has its session
+// placeholders filled (internal/placeholder.FillSession, the grammar the
+// gateway uses); non-strings are kept. Only session values are consulted: a
+// bundle can never supply a fixed value.
 func fillFixed(v any, session map[string]string) (any, error) {
 	s, ok := v.(string)
 	if !ok {
 		return normaliseNumber(v), nil
 	}
-	var missing string
-	out := placeholder.ReplaceAllStringFunc(s, func(m string) string {
-		key := placeholder.FindStringSubmatch(m)[1]
-		val, ok := session[key]
-		if !ok {
-			missing = key
-		}
-		return val
-	})
-	if missing != "" {
-		return nil, fmt.Errorf("binding: {{%s}} is not a session value", missing)
-	}
-	return out, nil
+	return placeholder.FillSession(s, session)
 }
 
 // normaliseNumber turns float64 from a binding document decoded without
