@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -71,35 +72,25 @@ func (b bindingBody) integrationID() (id string, set bool, err error) {
 	return id, true, nil
 }
 
-// patch turns the body into a binding.Patch; whole (PUT) treats an absent
-// field as empty rather than as unchanged.
-func (b bindingBody) patch(pathID string, whole bool) (binding.Patch, error) {
+// readOnlyBindingFields are the fields a GET returns that an edit may send
+// back: id must be the path's, version is the version the edit started
+// from, the times are ignored.
+var readOnlyBindingFields = []string{"id", "version", "created_at", "updated_at"}
+
+// contentBindingFields are the fields an edit changes (binding.Input's).
+var contentBindingFields = []string{"name", "binding_kind", "integration_id", "allowed_operations"}
+
+// patch turns the body (raw, as b was decoded from) into a binding.Patch: a
+// JSON merge patch of the content fields (strictjson.MergeInto, as every
+// admin entity is patched) and the version the edit started from. whole
+// (PUT) names every content field, an absent one as null (cleared).
+func (b bindingBody) patch(raw []byte, pathID string, whole bool) (binding.Patch, error) {
 	var p binding.Patch
 	if b.ID != nil && *b.ID != pathID {
 		return p, apperr.Invalidf("id %q in the body does not match the binding %s in the path", *b.ID, pathID)
 	}
-	integ, set, err := b.integrationID()
-	if err != nil {
+	if _, _, err := b.integrationID(); err != nil {
 		return p, err
-	}
-	p.Name, p.BindingKind, p.AllowedOperations = b.Name, b.BindingKind, b.AllowedOperations
-	if set {
-		p.IntegrationID = &integ
-	}
-	if whole {
-		empty := ""
-		if p.Name == nil {
-			p.Name = &empty
-		}
-		if p.BindingKind == nil {
-			p.BindingKind = &empty
-		}
-		if p.IntegrationID == nil {
-			p.IntegrationID = &empty
-		}
-		if p.AllowedOperations == nil {
-			p.AllowedOperations = json.RawMessage("null")
-		}
 	}
 	if b.Version != nil {
 		if *b.Version <= 0 {
@@ -107,6 +98,25 @@ func (b bindingBody) patch(pathID string, whole bool) (binding.Patch, error) {
 		}
 		p.ExpectedVersion = *b.Version
 	}
+	var fields map[string]json.RawMessage
+	if err := strictjson.Unmarshal(raw, &fields); err != nil {
+		return p, apperr.Invalidf("bad request body: %s", err)
+	}
+	for _, k := range readOnlyBindingFields {
+		delete(fields, k)
+	}
+	if whole {
+		for _, k := range contentBindingFields {
+			if _, ok := fields[k]; !ok {
+				fields[k] = json.RawMessage("null")
+			}
+		}
+	}
+	merge, err := json.Marshal(fields)
+	if err != nil {
+		return p, fmt.Errorf("api: encode binding patch: %w", err)
+	}
+	p.Merge = merge
 	return p, nil
 }
 
@@ -161,7 +171,7 @@ func (s *server) updateBinding(c *fiber.Ctx, whole bool) error {
 	if err != nil {
 		return err
 	}
-	p, err := b.patch(c.Params("id"), whole)
+	p, err := b.patch(bytes.TrimSpace(c.Body()), c.Params("id"), whole)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -98,6 +99,11 @@ func (s *Service) Close() {
 
 // Patch is a partial update; a nil field keeps the saved value.
 type Patch struct {
+	// Merge, when set, is a JSON merge patch of the binding's content (Input's
+	// fields, strictjson.MergeInto, as every admin entity is patched): a field
+	// it names replaces the saved one, null clears it. The fields below
+	// apply over it; in-process callers set those instead.
+	Merge             json.RawMessage
 	Name              *string
 	BindingKind       *string
 	IntegrationID     *string         // "" clears it
@@ -166,6 +172,12 @@ func (s *Service) Create(ctx context.Context, workspaceID, actor string, in Inpu
 func (s *Service) Update(ctx context.Context, workspaceID, id, actor string, p Patch) (Binding, error) {
 	return s.saveOver(ctx, workspaceID, id, actor, AuditUpdate, p.ExpectedVersion, nil, func(_ *gorm.DB, cur models.Binding) (Input, error) {
 		in := inputOf(cur)
+		if p.Merge != nil {
+			in = Input{}
+			if err := strictjson.MergeInto(inputOf(cur), p.Merge, &in); err != nil {
+				return Input{}, err
+			}
+		}
 		if p.Name != nil {
 			in.Name = *p.Name
 		}

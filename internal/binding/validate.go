@@ -21,10 +21,10 @@ import (
 // Input is a binding as an admin submits it; allowed_operations is kept raw
 // so that it can be decoded strictly.
 type Input struct {
-	Name              string
-	BindingKind       string
-	IntegrationID     string // "" when the binding names none
-	AllowedOperations json.RawMessage
+	Name              string          `json:"name"`
+	BindingKind       string          `json:"binding_kind"`
+	IntegrationID     string          `json:"integration_id"` // "" when the binding names none
+	AllowedOperations json.RawMessage `json:"allowed_operations"`
 }
 
 // Limits of a binding's names.
