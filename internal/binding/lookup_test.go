@@ -73,7 +73,7 @@ func writeColumns(t *testing.T, l *binding.Loaded) []string {
 // copy is MaxStaleness old, and not before.
 func TestLookupServesAtMostFiveSecondsOld(t *testing.T) {
 	t.Parallel()
-	st, rd, c := testkit.Schema(t), testkit.Redis(t), newClock()
+	st, rd, c := testkit.Tx(t), testkit.Redis(t), newClock()
 	svc := newService(t, st, rd.Client, rd.Prefix, c)
 	ws, integ := dataSource(t, st)
 	row := models.Binding{ID: models.NewID(), WorkspaceID: ws, Name: "b", BindingKind: binding.KindPostgres, IntegrationID: &integ,
@@ -105,7 +105,7 @@ func TestLookupServesAtMostFiveSecondsOld(t *testing.T) {
 // serves a cached binding while younger than MaxStaleness, then re-reads it.
 func TestLookupFallsBackWhenRedisFails(t *testing.T) {
 	t.Parallel()
-	st, rd, c := testkit.Schema(t), testkit.Redis(t), newClock()
+	st, rd, c := testkit.Tx(t), testkit.Redis(t), newClock()
 	writer := newService(t, st, rd.Client, rd.Prefix, nil)
 	opts, err := redis.ParseURL(testkit.RedisURL())
 	require.NoError(t, err)
@@ -138,7 +138,7 @@ func TestLookupFallsBackWhenRedisFails(t *testing.T) {
 // has dropped its entry, so the next call anywhere reads the new version.
 func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
 	t.Parallel()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
+	st, rd := testkit.Tx(t), testkit.Redis(t)
 	one := newService(t, st, rd.Client, rd.Prefix, nil)
 	ws, integ := dataSource(t, st)
 	ctx := context.Background()
@@ -167,7 +167,7 @@ func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
 // disconnected are lost, so a replica that reconnects drops every entry.
 func TestResubscribingEmptiesTheCache(t *testing.T) {
 	t.Parallel()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
+	st, rd := testkit.Tx(t), testkit.Redis(t)
 	opts, err := redis.ParseURL(testkit.RedisURL())
 	require.NoError(t, err)
 	opts.ClientName = "resubscribe-" + models.NewID() // to find this service's subscriber connection
@@ -201,7 +201,7 @@ func TestResubscribingEmptiesTheCache(t *testing.T) {
 
 func TestLookupUnknownBinding(t *testing.T) {
 	t.Parallel()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
+	st, rd := testkit.Tx(t), testkit.Redis(t)
 	svc := newService(t, st, rd.Client, rd.Prefix, nil)
 	for _, id := range []string{models.NewID(), "not-an-id"} {
 		_, err := svc.Lookup(context.Background(), id)
