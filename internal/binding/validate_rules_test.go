@@ -26,38 +26,8 @@ type ruleFixture struct {
 func newRuleFixture(t *testing.T) ruleFixture {
 	t.Helper()
 	db := testkit.Tx(t).DB
-	tn := testkit.NewTenant(t, db)
-	other := testkit.NewTenant(t, db)
-	f := ruleFixture{
-		db: db, ws: tn.Workspace.ID,
-		pg:      models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "orders db", Kind: "postgres"},
-		rest:    models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "crm", Kind: "rest", BaseURL: "https://crm.example.com"},
-		foreign: models.Integration{ID: models.NewID(), WorkspaceID: other.Workspace.ID, Name: "their db", Kind: "postgres"},
-	}
-	for _, in := range []*models.Integration{&f.pg, &f.rest, &f.foreign} {
-		require.NoError(t, db.Create(in).Error)
-	}
-	second := models.Agent{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "second agent"}
-	require.NoError(t, db.Create(&second).Error)
-	for _, ct := range []models.ConfiguredTool{
-		{DisplayName: "CSV lookup", BaseTool: models.BaseCSVLookup, AgentID: tn.Agent.ID},
-		{DisplayName: "Query orders", BaseTool: models.BasePostgresQuery, AgentID: tn.Agent.ID},
-		{DisplayName: "Query ledger", BaseTool: models.BaseMSSQLQuery, AgentID: tn.Agent.ID},
-		{DisplayName: "Parse again", BaseTool: models.BaseExtraction, AgentID: tn.Agent.ID},
-		{DisplayName: "Invoice review", BaseTool: models.BaseAppTool, AgentID: tn.Agent.ID},
-		{DisplayName: "Revalidate PO", BaseTool: models.BasePythonCode, AgentID: tn.Agent.ID},
-		// The same display name on two agents: both must pass.
-		{DisplayName: "Find vendor", BaseTool: models.BasePythonCode, AgentID: tn.Agent.ID},
-		{DisplayName: "Find vendor", BaseTool: models.BaseCSVLookup, AgentID: second.ID},
-		{DisplayName: "Foreign tool", BaseTool: models.BasePythonCode, AgentID: other.Agent.ID, WorkspaceID: other.Workspace.ID},
-	} {
-		ct.ID = models.NewID()
-		if ct.WorkspaceID == "" {
-			ct.WorkspaceID = tn.Workspace.ID
-		}
-		require.NoError(t, db.Create(&ct).Error)
-	}
-	return f
+	bt := testkit.NewBindingTargets(t, db)
+	return ruleFixture{db: db, ws: bt.Tenant.Workspace.ID, pg: bt.PG, rest: bt.REST, foreign: bt.Foreign}
 }
 
 // input builds a binding's content; "-" leaves a field out, and $PG, $REST,

@@ -80,9 +80,7 @@ func TestWriteStmt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			stmt, err := writeStmt(tc.op, tc.row, rulesSession)
 			if tc.code != "" {
-				require.Equal(t, tc.code, apperr.CodeOf(err), "%v", err)
-				_, _, msg := apperr.Public(err)
-				require.Equal(t, tc.msg, msg)
+				requireRefusal(t, err, tc.code, tc.msg)
 				return
 			}
 			require.NoError(t, err)
@@ -120,9 +118,7 @@ func TestReadShape(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			columns, limit, err := readShape(tc.op, tc.p)
 			if tc.code != "" {
-				require.Equal(t, tc.code, apperr.CodeOf(err), "%v", err)
-				_, _, msg := apperr.Public(err)
-				require.Equal(t, tc.msg, msg)
+				requireRefusal(t, err, tc.code, tc.msg)
 				return
 			}
 			require.NoError(t, err)
@@ -130,4 +126,12 @@ func TestReadShape(t *testing.T) {
 			require.Equal(t, tc.limit, limit)
 		})
 	}
+}
+
+// requireRefusal checks err's code and the message a bundle gets.
+func requireRefusal(t *testing.T, err error, code apperr.Code, msg string) {
+	t.Helper()
+	require.Equal(t, code, apperr.CodeOf(err), "%v", err)
+	_, _, got := apperr.Public(err)
+	require.Equal(t, msg, got)
 }

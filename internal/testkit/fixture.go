@@ -87,3 +87,50 @@ func must(t testing.TB, err error) {
 		t.Fatalf("testkit: %v", err)
 	}
 }
+
+// BindingTargets is a tenant with what a binding may name: a postgres data
+// source, a REST upstream, configured tools of every base tool (one display
+// name on two agents), and another workspace's data source and tool.
+type BindingTargets struct {
+	Tenant  Tenant
+	PG      models.Integration // postgres data source of the tenant
+	REST    models.Integration // REST upstream of the tenant
+	Foreign models.Integration // another workspace's postgres data source
+}
+
+// NewBindingTargets creates a BindingTargets in db.
+func NewBindingTargets(t testing.TB, db *gorm.DB) BindingTargets {
+	t.Helper()
+	tn := NewTenant(t, db)
+	other := NewTenant(t, db)
+	f := BindingTargets{
+		Tenant:  tn,
+		PG:      models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "orders db", Kind: "postgres"},
+		REST:    models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "crm", Kind: "rest", BaseURL: "https://crm.example.com"},
+		Foreign: models.Integration{ID: models.NewID(), WorkspaceID: other.Workspace.ID, Name: "their db", Kind: "postgres"},
+	}
+	for _, in := range []*models.Integration{&f.PG, &f.REST, &f.Foreign} {
+		must(t, db.Create(in).Error)
+	}
+	second := models.Agent{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "second agent"}
+	must(t, db.Create(&second).Error)
+	for _, ct := range []models.ConfiguredTool{
+		{DisplayName: "CSV lookup", BaseTool: models.BaseCSVLookup, AgentID: tn.Agent.ID},
+		{DisplayName: "Query orders", BaseTool: models.BasePostgresQuery, AgentID: tn.Agent.ID},
+		{DisplayName: "Query ledger", BaseTool: models.BaseMSSQLQuery, AgentID: tn.Agent.ID},
+		{DisplayName: "Parse again", BaseTool: models.BaseExtraction, AgentID: tn.Agent.ID},
+		{DisplayName: "Invoice review", BaseTool: models.BaseAppTool, AgentID: tn.Agent.ID},
+		{DisplayName: "Revalidate PO", BaseTool: models.BasePythonCode, AgentID: tn.Agent.ID},
+		// The same display name on two agents: both must pass.
+		{DisplayName: "Find vendor", BaseTool: models.BasePythonCode, AgentID: tn.Agent.ID},
+		{DisplayName: "Find vendor", BaseTool: models.BaseCSVLookup, AgentID: second.ID},
+		{DisplayName: "Foreign tool", BaseTool: models.BasePythonCode, AgentID: other.Agent.ID, WorkspaceID: other.Workspace.ID},
+	} {
+		ct.ID = models.NewID()
+		if ct.WorkspaceID == "" {
+			ct.WorkspaceID = tn.Workspace.ID
+		}
+		must(t, db.Create(&ct).Error)
+	}
+	return f
+}
