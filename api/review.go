@@ -1,8 +1,6 @@
 package api
 
 import (
-	"strconv"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -56,13 +54,9 @@ func (s *server) reviewAbort(c *fiber.Ctx) error {
 // taskFeed answers GET /api/tasks/{id}/feed?after=: the task's feed with
 // each artifact's live descriptor merged (artifact.Minter.Feed).
 func (s *server) taskFeed(c *fiber.Ctx) error {
-	var after int64
-	if raw := c.Query("after"); raw != "" {
-		n, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || n < 0 {
-			return apperr.Invalidf("after must be a non-negative integer, got %q", raw)
-		}
-		after = n
+	after, err := afterCursor(c)
+	if err != nil {
+		return err
 	}
 	page, err := s.Artifacts.Feed(c.UserContext(), principalOf(c).WorkspaceID, c.Params("id"), after)
 	if err != nil {

@@ -120,17 +120,24 @@ func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HT
 	if s.Gateway == nil {
 		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; http_calls are not served")
 	}
-	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
-		return Result{}, err
-	}
-	release, err := s.Bulkhead.Acquire(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer release()
-	resp, err := s.Gateway.Call(ctx, call, CallInput{WorkspaceID: c.WorkspaceID, Session: c.Values(), Values: values})
+	resp, err := s.callUpstream(ctx, c, call, values)
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Kind: "http", Body: &HTTPReply{Kind: "http", Response: resp}}, nil
+}
+
+// callUpstream sends one read request upstream for a session, as a lookup
+// and a rest read do: the surface's rate limit first, then a slot of the
+// process-wide bulkhead for the call.
+func (s *Service) callUpstream(ctx context.Context, c session.Claims, call *binding.HTTPCall, values map[string]any) (Response, error) {
+	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
+		return Response{}, err
+	}
+	release, err := s.Bulkhead.Acquire(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	defer release()
+	return s.Gateway.Call(ctx, call, CallInput{WorkspaceID: c.WorkspaceID, Session: c.Values(), Values: values})
 }

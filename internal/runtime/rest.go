@@ -47,15 +47,7 @@ func (s *Service) restRead(ctx context.Context, c session.Claims, b *binding.Loa
 		return Result{}, err
 	}
 	values := restFilterValues(op, p)
-	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
-		return Result{}, err
-	}
-	release, err := s.Bulkhead.Acquire(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer release()
-	resp, err := s.Gateway.Call(ctx, call, CallInput{WorkspaceID: c.WorkspaceID, Session: c.Values(), Values: values})
+	resp, err := s.callUpstream(ctx, c, call, values)
 	if err != nil {
 		return Result{}, err
 	}
