@@ -295,3 +295,30 @@ func TestMintWithoutAwaitCarriesNone(t *testing.T) {
 	require.Equal(t, false, r.Body["await_pending"])
 	require.Equal(t, map[string]any{"report_id": float64(59137), "region": "EU"}, r.Body["params"])
 }
+
+// A step whose producer has not finished cannot be minted yet (409 with
+// Retry-After); one whose producer failed answers 409 with its error; once
+// it completes, the mint succeeds.
+func TestMintWaitsForTheProducer(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	f := newAppToolFixture(t, a.Store.DB)
+	require.NoError(t, a.Store.DB.Model(&f.Step).Update("status", models.StepRunning).Error)
+	r := a.mint(t, f.Tenant.HostToken, f.Step.ID)
+	require.Equal(t, 409, r.Status, "body: %s", r.Raw)
+	require.Equal(t, "2", r.Header.Get("Retry-After"))
+	require.Equal(t, "the artifact is still being built (its producer has not finished); retry shortly", r.Body["error"])
+
+	require.NoError(t, a.Store.DB.Model(&f.Step).Updates(map[string]any{"status": models.StepFailed, "error": "ValueError: no rows"}).Error)
+	r = a.mint(t, f.Tenant.HostToken, f.Step.ID)
+	require.Equal(t, 409, r.Status, "body: %s", r.Raw)
+	require.Empty(t, r.Header.Get("Retry-After"))
+	require.Equal(t, "the artifact could not be built: ValueError: no rows", r.Body["error"])
+
+	var n int64
+	require.NoError(t, a.Store.DB.Model(&models.AppSession{}).Count(&n).Error)
+	require.Zero(t, n, "a refused mint leaves no session")
+
+	require.NoError(t, a.Store.DB.Model(&f.Step).Updates(map[string]any{"status": models.StepCompleted, "error": ""}).Error)
+	require.Equal(t, 201, a.mint(t, f.Tenant.HostToken, f.Step.ID).Status)
+}

@@ -59,6 +59,9 @@ type Descriptor struct {
 	Runtime Runtime `json:"runtime"`
 
 	agentID string // the task's agent, for the session's claims
+	// stepStatus and stepError are the step's: a step whose producer has
+	// not finished (or failed) cannot be minted for.
+	stepStatus, stepError string
 }
 
 // Runtime is what the backend offers the bundle.
@@ -118,6 +121,9 @@ type MintRequest struct {
 func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) {
 	d, err := m.Live(ctx, req.WorkspaceID, req.StepID)
 	if err != nil {
+		return Descriptor{}, err
+	}
+	if err := mintable(d.stepStatus, d.stepError); err != nil {
 		return Descriptor{}, err
 	}
 	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
@@ -186,6 +192,8 @@ func (m *Minter) Live(ctx context.Context, workspaceID, stepID string) (Descript
 	}
 	return Descriptor{
 		agentID:           task.AgentID,
+		stepStatus:        step.Status,
+		stepError:         step.Error,
 		BundleURL:         bundle.URL(m.BundleBaseURL, bun.ID, bun.Version),
 		BundleSHA:         bun.SHA256,
 		BundleID:          bun.ID,
@@ -211,6 +219,25 @@ func (m *Minter) Live(ctx context.Context, workspaceID, stepID string) (Descript
 			Params:           params,
 		},
 	}, nil
+}
+
+// ProducerRetryAfter is the Retry-After of a mint refused because the
+// step's producer is still seeding its rows.
+const ProducerRetryAfter = 2 * time.Second
+
+// mintable refuses a session on a step still being built (its producer has
+// not finished: 409 with Retry-After) or whose build failed (409 with the
+// producer's error).
+func mintable(status, errText string) error {
+	switch status {
+	case models.StepRunning:
+		e := apperr.Conflictf("the artifact is still being built (its producer has not finished); retry shortly")
+		e.RetryAfter = ProducerRetryAfter
+		return e
+	case models.StepFailed:
+		return apperr.Conflictf("the artifact could not be built: %s", errText)
+	}
+	return nil
 }
 
 // appToolStep loads the step and its task, refusing with one 404 anything
