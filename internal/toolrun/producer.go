@@ -1,0 +1,142 @@
+package toolrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/jobs"
+	"github.com/appruntime/appruntime/models"
+)
+
+// Feed event types of a producer's outcome on its artifact step.
+const (
+	FeedArtifactReady  = "artifact_ready"
+	FeedArtifactFailed = "artifact_failed"
+)
+
+// ProducerJob is one producer run: the python configured tool that seeds an
+// artifact step's rows while the step is being built (status running).
+type ProducerJob struct {
+	WorkspaceID    string          `json:"workspace_id"`
+	TaskID         string          `json:"task_id"`
+	AgentID        string          `json:"agent_id"`
+	StepID         string          `json:"step_id"` // the artifact step
+	ProducerToolID string          `json:"producer_tool_id"`
+	Params         json.RawMessage `json:"params"` // the step's params: the producer's input
+}
+
+// SeedRow is one row a producer's output asks to write: {"writes": [{"op",
+// "row"}]} (runtime.SeedWrite).
+type SeedRow struct {
+	Op  string         `json:"op"`
+	Row map[string]any `json:"row"`
+}
+
+// Seeder writes a producer's rows through the step's binding
+// (runtime.Service.Seed, adapted by internal/platform).
+type Seeder func(ctx context.Context, j ProducerJob, rows []SeedRow) (int64, error)
+
+// Produce runs producer job j (asynq retries it; last says this attempt is
+// the final one). Success seeds its rows and completes the step with a
+// "artifact_ready" card; a failure is returned for a retry, and on the last
+// attempt, or when no retry can help (a refused row, a missing tool, a
+// script that raised), fails the step with the error and an
+// "artifact_failed" card. A step no longer running was settled by an
+// earlier attempt: nothing is done twice.
+func (r *Runner) Produce(ctx context.Context, j ProducerJob, seed Seeder, last bool) error {
+	var step models.Step
+	err := r.Store.DB.WithContext(ctx).Where("id = ? AND task_id = ?", j.StepID, j.TaskID).Take(&step).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("toolrun: load producer step: %w", err)
+	}
+	if step.Status != models.StepRunning {
+		return nil
+	}
+	n, err := r.produce(ctx, j, seed)
+	if err == nil {
+		return r.settle(ctx, j, models.StepCompleted, "", n)
+	}
+	if !last && retryable(err) {
+		return err
+	}
+	// What the step shows is safe to show: a script's own message or a
+	// refusal's; anything else is "internal error" (the worker logs it).
+	_, _, msg := apperr.Public(err)
+	if f, ok := tool.AsFailure(err); ok {
+		msg = f.Message
+	}
+	if serr := r.settle(context.WithoutCancel(ctx), j, models.StepFailed, "producer failed: "+msg, 0); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return nil
+}
+
+// retryable: a tool's own failure or a refusal (bad output, a row the
+// binding refuses) is the same on every attempt.
+func retryable(err error) bool {
+	if _, ok := tool.AsFailure(err); ok {
+		return false
+	}
+	switch apperr.CodeOf(err) {
+	case apperr.Invalid, apperr.Forbidden, apperr.NotFound, apperr.NotImplemented:
+		return false
+	}
+	return true
+}
+
+func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (int64, error) {
+	input := j.Params
+	if len(input) == 0 || string(input) == "null" {
+		input = json.RawMessage(`{}`)
+	}
+	call, err := r.resolve(ctx, jobs.RunTool{TaskID: j.TaskID, StepID: j.StepID, AgentID: j.AgentID, WorkspaceID: j.WorkspaceID,
+		ConfiguredToolID: j.ProducerToolID, BaseTool: models.BasePythonCode, Input: input})
+	if err != nil {
+		return 0, err
+	}
+	if call.Tool.BaseTool != models.BasePythonCode {
+		return 0, apperr.Invalidf("producer %q is not a python_code_tool", call.Tool.DisplayName)
+	}
+	res, err := r.Tools.Run(ctx, call)
+	if err != nil {
+		return 0, err
+	}
+	var out struct {
+		Writes []SeedRow `json:"writes"`
+	}
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		return 0, apperr.Invalidf(`producer output must be {"writes": [{"op": …, "row": {…}}]}: %v`, err)
+	}
+	return seed(ctx, j, out.Writes)
+}
+
+// settle moves the step out of running and records the outcome card, once.
+func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText string, rows int64) error {
+	return r.Store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&models.Step{}).Where("id = ? AND status = ?", j.StepID, models.StepRunning).
+			Updates(map[string]any{"status": status, "error": errText})
+		if res.Error != nil {
+			return fmt.Errorf("toolrun: settle producer step: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return nil
+		}
+		typ, payload := FeedArtifactReady, map[string]any{"status": status, "rows_seeded": rows}
+		if status == models.StepFailed {
+			typ, payload = FeedArtifactFailed, map[string]any{"status": status, "error": errText}
+		}
+		card := models.FeedEvent{TaskID: j.TaskID, StepID: &j.StepID, Type: typ, Name: "producer", Actor: "system",
+			Payload: models.MustJSON(payload)}
+		return feed.Insert(ctx, tx, false, card)
+	})
+}
