@@ -95,6 +95,19 @@ type WebhookDelivery struct {
 // Kind implements Args.
 func (WebhookDelivery) Kind() string { return "webhook_delivery" }
 
+// RunProducer runs an artifact step's producer on the script queue, with
+// retries (ProducerRetries); the outbox row carries toolrun.ProducerJob.
+type RunProducer struct {
+	OutboxID string `json:"outbox_id"`
+}
+
+// Kind implements Args.
+func (RunProducer) Kind() string { return "run_producer" }
+
+// ProducerRetries is how often a failed producer is retried before its
+// step fails.
+const ProducerRetries = 3
+
 // Summary runs the key-detail summary pass of a parked artifact step.
 type Summary struct {
 	OutboxID string `json:"outbox_id"`

@@ -6,7 +6,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/jobwait"
+	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -25,4 +27,21 @@ func (w *Worker) registerRuns() {
 	for _, q := range []string{w.Queues.Lookup, w.Queues.Extract, w.Queues.Script} {
 		w.muxes[q].Handle(jobs.RunTool{}.Kind(), h)
 	}
+	// Producers run with asynq's retries: the last attempt settles the
+	// step whatever happens.
+	w.muxes[w.Queues.Script].HandleFunc(jobs.RunProducer{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
+		args, err := jobs.Decode[jobs.RunProducer](t)
+		if err != nil {
+			return err
+		}
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		seed := w.Seed
+		if seed == nil {
+			seed = func(context.Context, toolrun.ProducerJob, []toolrun.SeedRow) (int64, error) {
+				return 0, apperr.NotImplementedf("this worker cannot seed rows")
+			}
+		}
+		return w.ToolRuns.ProduceOutbox(ctx, args.OutboxID, seed, retried >= maxRetry)
+	})
 }

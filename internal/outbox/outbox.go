@@ -22,6 +22,7 @@ var (
 	KindResumeEvent = jobs.ResumeEvent{}.Kind()
 	KindSummary     = jobs.Summary{}.Kind()
 	KindAwaitExpiry = jobs.AwaitExpiry{}.Kind()
+	KindProducer    = jobs.RunProducer{}.Kind()
 )
 
 // Scheduled is the part of a payload that delays its job: a row whose

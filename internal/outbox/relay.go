@@ -42,6 +42,7 @@ var jobFor = map[string]func(outboxID string) jobs.Args{
 	KindResumeEvent: func(id string) jobs.Args { return jobs.ResumeEvent{OutboxID: id} },
 	KindSummary:     func(id string) jobs.Args { return jobs.Summary{OutboxID: id} },
 	KindAwaitExpiry: func(id string) jobs.Args { return jobs.AwaitExpiry{OutboxID: id} },
+	KindProducer:    func(id string) jobs.Args { return jobs.RunProducer{OutboxID: id} },
 }
 
 func relayedKinds() []string {
@@ -62,6 +63,10 @@ type Relay struct {
 	// PollInterval is how long an idle relay waits for a Nudge before it
 	// looks again anyway (DefaultPollInterval). Set it before Run.
 	PollInterval time.Duration
+	// ScriptQueue is where producers run (the script queue, with retries
+	// and its deadline); empty puts them on the events queue. Set it
+	// before Run.
+	ScriptQueue string
 
 	store  *store.Store
 	client *asynq.Client
@@ -137,6 +142,13 @@ func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
 	}
 	opts := []asynq.Option{asynq.TaskID(row.ID), asynq.Queue(r.queue),
 		asynq.Retention(jobs.Retention), asynq.Timeout(jobs.EventsDeadline)}
+	if row.Kind == KindProducer {
+		q := r.ScriptQueue
+		if q == "" {
+			q = r.queue
+		}
+		opts = append(opts, asynq.Queue(q), asynq.Timeout(jobs.ScriptDeadline), asynq.MaxRetry(jobs.ProducerRetries))
+	}
 	var due Scheduled
 	if err := row.Payload.Decode(&due); err == nil && due.DueAt != nil {
 		// Scheduled in Redis: it fires at its time on whichever worker is

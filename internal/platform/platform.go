@@ -188,6 +188,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		return nil, err
 	}
 	p.Relay = outbox.NewRelay(o.Store, o.Redis, o.KeyPrefix, o.Queues.Events, o.Log)
+	p.Relay.ScriptQueue = o.Queues.Script
 	p.Resumes = review.NewResumer(review.ResumerOptions{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queues.Events, Secrets: p.Secrets,
 		HTTPClient: p.outboundClient(metrics.ClientWebhook), Metrics: p.Metrics, Log: o.Log,

@@ -17,6 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/toolconfig"
+	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -108,8 +109,14 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 	}
 
 	now := time.Now().UTC()
+	status := models.StepCompleted
+	if tool.ProducerToolID != nil {
+		// Built while its producer seeds the rows: a mint answers 409
+		// until the producer's job settles the step.
+		status = models.StepRunning
+	}
 	step := models.Step{ID: models.NewID(), TaskID: t.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID,
-		Status: models.StepCompleted, CreatedAt: now, UpdatedAt: now}
+		Status: status, CreatedAt: now, UpdatedAt: now}
 	step.Input = models.MustJSON(stepInputRecord{Params: params, ConfiguredToolID: tool.ID,
 		KeyDefinitions: defs, SummaryInstructions: agent.SummaryInstructions})
 	art := Artifact{StepID: step.ID, TaskID: t.ID, ConfiguredToolID: tool.ID, BundleID: b.ID, BundleVersion: b.Version,
@@ -144,6 +151,13 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 			Payload: step.Output, Actor: c.Actor, CreatedAt: now}
 		if err := feed.Insert(ctx, tx, false, artifact); err != nil {
 			return fmt.Errorf("task: record artifact in feed: %w", err)
+		}
+		if tool.ProducerToolID != nil {
+			job := toolrun.ProducerJob{WorkspaceID: c.WorkspaceID, TaskID: t.ID, AgentID: c.AgentID, StepID: step.ID,
+				ProducerToolID: *tool.ProducerToolID, Params: params}
+			if _, err := outbox.Add(tx, outbox.KindProducer, job); err != nil {
+				return err
+			}
 		}
 		if await != nil && (len(defs) > 0 || agent.SummaryInstructions != "") {
 			payload := SummaryPayload{WorkspaceID: c.WorkspaceID, TaskID: t.ID, StepID: step.ID, AgentID: agent.ID, AwaitID: await.ID}

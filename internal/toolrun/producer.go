@@ -140,3 +140,21 @@ func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText stri
 		return feed.Insert(ctx, tx, false, card)
 	})
 }
+
+// ProduceOutbox runs the producer job carried by outbox row outboxID (the
+// script queue's run_producer job). A row that no longer exists is done.
+func (r *Runner) ProduceOutbox(ctx context.Context, outboxID string, seed Seeder, last bool) error {
+	var row models.Outbox
+	err := r.Store.DB.WithContext(ctx).Where("id = ?", outboxID).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("toolrun: load producer job: %w", err)
+	}
+	var j ProducerJob
+	if err := row.Payload.Decode(&j); err != nil {
+		return fmt.Errorf("toolrun: decode producer job %s: %w", outboxID, err)
+	}
+	return r.Produce(ctx, j, seed, last)
+}
