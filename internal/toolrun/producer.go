@@ -62,9 +62,11 @@ func (r *Runner) Produce(ctx context.Context, j ProducerJob, seed Seeder, last b
 	if step.Status != models.StepRunning {
 		return nil
 	}
-	n, err := r.produce(ctx, j, seed)
+	n, units, err := r.produce(ctx, j, seed)
+	// Usage is what the settling attempt billed (python bills nothing
+	// today); a failed attempt that is retried records nothing.
 	if err == nil {
-		return r.settle(ctx, j, models.StepCompleted, "", n)
+		return r.settle(ctx, j, models.StepCompleted, "", n, units)
 	}
 	if !last && retryable(err) {
 		return err
@@ -75,7 +77,7 @@ func (r *Runner) Produce(ctx context.Context, j ProducerJob, seed Seeder, last b
 	if f, ok := tool.AsFailure(err); ok {
 		msg = f.Message
 	}
-	if serr := r.settle(context.WithoutCancel(ctx), j, models.StepFailed, "producer failed: "+msg, 0); serr != nil {
+	if serr := r.settle(context.WithoutCancel(ctx), j, models.StepFailed, "producer failed: "+msg, 0, units); serr != nil {
 		return errors.Join(err, serr)
 	}
 	return nil
@@ -94,7 +96,7 @@ func retryable(err error) bool {
 	return true
 }
 
-func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (int64, error) {
+func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (rows int64, units int, err error) {
 	input := j.Params
 	if len(input) == 0 || string(input) == "null" {
 		input = json.RawMessage(`{}`)
@@ -102,26 +104,32 @@ func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (int64
 	call, err := r.resolve(ctx, jobs.RunTool{TaskID: j.TaskID, StepID: j.StepID, AgentID: j.AgentID, WorkspaceID: j.WorkspaceID,
 		ConfiguredToolID: j.ProducerToolID, BaseTool: models.BasePythonCode, Input: input})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if call.Tool.BaseTool != models.BasePythonCode {
-		return 0, apperr.Invalidf("producer %q is not a python_code_tool", call.Tool.DisplayName)
+		return 0, 0, apperr.Invalidf("producer %q is not a python_code_tool", call.Tool.DisplayName)
 	}
 	res, err := r.Tools.Run(ctx, call)
 	if err != nil {
-		return 0, err
+		if f, ok := tool.AsFailure(err); ok {
+			return 0, f.Units, err
+		}
+		return 0, 0, err
 	}
 	var out struct {
 		Writes []SeedRow `json:"writes"`
 	}
 	if err := json.Unmarshal(res.Output, &out); err != nil {
-		return 0, apperr.Invalidf(`producer output must be {"writes": [{"op": …, "row": {…}}]}: %v`, err)
+		return 0, res.Units, apperr.Invalidf(`producer output must be {"writes": [{"op": …, "row": {…}}]}: %v`, err)
 	}
-	return seed(ctx, j, out.Writes)
+	rows, err = seed(ctx, j, out.Writes)
+	return rows, res.Units, err
 }
 
-// settle moves the step out of running and records the outcome card, once.
-func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText string, rows int64) error {
+// settle moves the step out of running and records, once: the outcome
+// card, the producer's own app_tool_run step (a child of the artifact
+// step) and its usage when it billed.
+func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText string, rows int64, units int) error {
 	return r.Store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.Step{}).Where("id = ? AND status = ?", j.StepID, models.StepRunning).
 			Updates(map[string]any{"status": status, "error": errText})
@@ -134,6 +142,22 @@ func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText stri
 		typ, payload := FeedArtifactReady, map[string]any{"status": status, "rows_seeded": rows}
 		if status == models.StepFailed {
 			typ, payload = FeedArtifactFailed, map[string]any{"status": status, "error": errText}
+		}
+		parent, toolID := j.StepID, j.ProducerToolID
+		run := models.Step{ID: models.NewID(), TaskID: j.TaskID, ParentStepID: &parent, Kind: models.StepAppToolRun,
+			ConfiguredToolID: &toolID, Status: status, Input: models.JSON(j.Params), Output: models.MustJSON(payload), Error: errText}
+		if len(run.Input) == 0 {
+			run.Input = models.JSON(`{}`)
+		}
+		if err := tx.Create(&run).Error; err != nil {
+			return fmt.Errorf("toolrun: record producer step: %w", err)
+		}
+		if units > 0 {
+			u := models.UsageRecord{ID: models.NewID(), TaskID: j.TaskID, StepID: run.ID, Tool: models.BasePythonCode,
+				Units: float64(units), Rate: Rates[models.BasePythonCode]}
+			if err := tx.Create(&u).Error; err != nil {
+				return fmt.Errorf("toolrun: record producer usage: %w", err)
+			}
 		}
 		card := models.FeedEvent{TaskID: j.TaskID, StepID: &j.StepID, Type: typ, Name: "producer", Actor: "system",
 			Payload: models.MustJSON(payload)}

@@ -89,6 +89,12 @@ func TestProduce(t *testing.T) {
 			}
 			require.Len(t, cards, 1)
 			require.Equal(t, tc.card, cards[0].Type)
+			var runs []models.Step
+			require.NoError(t, db.Where("parent_step_id = ?", f.stepID).Find(&runs).Error)
+			require.Len(t, runs, 1, "the producer's run is one app_tool_run step under the artifact step")
+			require.Equal(t, models.StepAppToolRun, runs[0].Kind)
+			require.Equal(t, tc.status, runs[0].Status)
+			require.Equal(t, producer.ID, *runs[0].ConfiguredToolID)
 			if tc.status == models.StepCompleted {
 				require.Len(t, seeded, 2)
 				require.Equal(t, "add_line", seeded[1].Op)
@@ -98,6 +104,8 @@ func TestProduce(t *testing.T) {
 			require.NoError(t, r.Produce(context.Background(), j, seed, true))
 			var n int64
 			require.NoError(t, db.Model(&models.FeedEvent{}).Where("task_id = ?", f.taskID).Count(&n).Error)
+			require.Equal(t, int64(1), n)
+			require.NoError(t, db.Model(&models.Step{}).Where("parent_step_id = ?", f.stepID).Count(&n).Error)
 			require.Equal(t, int64(1), n)
 		})
 	}
