@@ -28,6 +28,10 @@ var (
 func openAPI(t *testing.T) routers.Router {
 	t.Helper()
 	openAPIOnce.Do(func() {
+		// Bundles and assets are uploaded as raw HTML or JavaScript.
+		for _, ct := range []string{"text/html", "text/javascript", "application/javascript"} {
+			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+		}
 		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
 		if err != nil {
 			openAPIErr = err
