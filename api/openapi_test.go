@@ -1,86 +1,21 @@
 package api_test
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/internal/openapicheck"
 )
 
-var (
-	openAPIOnce   sync.Once
-	openAPIRouter routers.Router
-	openAPIErr    error
-)
-
-// openAPI loads and checks the embedded document once per test binary.
-func openAPI(t *testing.T) routers.Router {
-	t.Helper()
-	openAPIOnce.Do(func() {
-		// Bundles and assets are uploaded as raw HTML or JavaScript.
-		for _, ct := range []string{"text/html", "text/javascript", "application/javascript"} {
-			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
-		}
-		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
-		if err != nil {
-			openAPIErr = err
-			return
-		}
-		if err = doc.Validate(context.Background()); err != nil {
-			openAPIErr = err
-			return
-		}
-		openAPIRouter, openAPIErr = gorillamux.NewRouter(doc)
-	})
-	require.NoError(t, openAPIErr, "api/openapi.json")
-	return openAPIRouter
-}
-
-// checkOpenAPI validates one exchange against the document: its response
-// always (every status the API answers must be described), its request when
-// the API accepted it (a refused request may break the schema on purpose).
-// An exchange on a route the document does not hold fails the test: every
-// public route is in it.
+// checkOpenAPI fails the test when the exchange breaks api/openapi.json
+// (internal/openapicheck).
 func checkOpenAPI(t *testing.T, req *http.Request, reqBody []byte, status int, header http.Header, body []byte) {
 	t.Helper()
-	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
-		// An unknown route or a wrong method on a test's purpose: the
-		// document holds the real routes only.
-		if _, _, err := openAPI(t).FindRoute(req); err != nil {
-			return
-		}
-	}
-	route, params, err := openAPI(t).FindRoute(req)
-	require.NoError(t, err, "openapi: %s %s is not in api/openapi.json", req.Method, req.URL.Path)
-	in := &openapi3filter.RequestValidationInput{
-		Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
-	}
-	if status < 400 {
-		if reqBody != nil {
-			req.Body = io.NopCloser(bytes.NewReader(reqBody))
-		}
-		err := openapi3filter.ValidateRequest(context.Background(), in)
-		require.NoError(t, err, "openapi: request %s %s breaks api/openapi.json", req.Method, req.URL.Path)
-	}
-	out := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: in, Status: status, Header: header,
-		Body:    io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	}
-	require.NoError(t, openapi3filter.ValidateResponse(context.Background(), out),
-		"openapi: response %d to %s %s breaks api/openapi.json: %s", status, req.Method, req.URL.Path, body)
+	require.NoError(t, openapicheck.Check(req, reqBody, status, header, body))
 }
 
 // TestOpenAPIServed: the document is served with no token, is a valid
@@ -94,7 +29,8 @@ func TestOpenAPIServed(t *testing.T) {
 	require.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), "application/json"))
 	require.Equal(t, api.OpenAPI, r.Raw)
 	require.Equal(t, "3.1.0", r.Body["openapi"])
-	openAPI(t)
+	_, _, err := openapicheck.Document()
+	require.NoError(t, err)
 }
 
 // TestOpenAPICoversEveryRoute: every route the API mounts is in the
@@ -103,7 +39,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t)
 	app := api.New(a.P.APIServices())
-	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+	doc, _, err := openapicheck.Document()
 	require.NoError(t, err)
 	documented := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
