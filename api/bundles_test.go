@@ -32,6 +32,7 @@ func fetch(t *testing.T, url string, headers ...string) (*http.Response, []byte)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
+	checkOpenAPI(t, req, nil, res.StatusCode, res.Header, body)
 	return res, body
 }
 

@@ -88,17 +88,21 @@ type response struct {
 // call sends a JSON request with a bearer token (when not empty) and decodes the reply.
 func (a *testAPI) call(t *testing.T, method, path, token string, body any, headers ...string) response {
 	t.Helper()
-	var rd io.Reader
+	var sent []byte
 	switch b := body.(type) {
 	case nil:
 	case []byte:
-		rd = bytes.NewReader(b)
+		sent = b
 	case string:
-		rd = bytes.NewReader([]byte(b))
+		sent = []byte(b)
 	default:
 		raw, err := json.Marshal(b)
 		require.NoError(t, err)
-		rd = bytes.NewReader(raw)
+		sent = raw
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(sent)
 	}
 	req, err := http.NewRequest(method, a.URL+path, rd)
 	require.NoError(t, err)
@@ -117,6 +121,8 @@ func (a *testAPI) call(t *testing.T, method, path, token string, body any, heade
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	// Every exchange must match api/openapi.json, so it cannot drift.
+	checkOpenAPI(t, req, sent, res.StatusCode, res.Header, raw)
 	_ = json.Unmarshal(raw, &out.Body)
 	return out
 }

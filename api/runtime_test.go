@@ -518,6 +518,7 @@ func TestAChunkedBodyOverTheCapIs413(t *testing.T) {
 		require.NoError(t, err)
 		raw, _ := io.ReadAll(res.Body)
 		res.Body.Close()
+		checkOpenAPI(t, req, nil, res.StatusCode, res.Header, raw)
 		require.Zero(t, req.ContentLength, "unknown length: net/http sends it chunked")
 		require.Equal(t, 413, res.StatusCode, string(raw))
 		msg := errorMessage(t, response{Status: res.StatusCode, Raw: raw, Body: decodeBody(t, raw)}, v2)

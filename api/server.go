@@ -106,4 +106,5 @@ func (s *server) routes(app *fiber.App) {
 	s.fileRoutes(app)
 	s.reviewRoutes(app)
 	s.sdkRoutes(app)
+	s.openAPIRoutes(app)
 }

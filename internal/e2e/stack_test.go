@@ -17,6 +17,7 @@ import (
 
 	"github.com/appruntime/appruntime/api"
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/openapicheck"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -132,17 +133,21 @@ func (s *stack) call(t *testing.T, method, path, token string, body any, content
 // send is call for goroutines other than the test's own, which must not
 // stop the test: it returns the error instead.
 func (s *stack) send(method, path, token string, body any, contentType ...string) (reply, error) {
-	var rd io.Reader
+	var sent []byte
 	switch b := body.(type) {
 	case nil:
 	case []byte:
-		rd = bytes.NewReader(b)
+		sent = b
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
 			return reply{}, err
 		}
-		rd = bytes.NewReader(raw)
+		sent = raw
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(sent)
 	}
 	req, err := http.NewRequest(method, s.URL+path, rd)
 	if err != nil {
@@ -165,6 +170,10 @@ func (s *stack) send(method, path, token string, body any, contentType ...string
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
+		return reply{}, err
+	}
+	// Every exchange must match api/openapi.json, so it cannot drift.
+	if err := openapicheck.Check(req, sent, res.StatusCode, res.Header, raw); err != nil {
 		return reply{}, err
 	}
 	out := reply{Status: res.StatusCode, Header: res.Header, Raw: raw}
