@@ -130,7 +130,7 @@ func (a *testAPI) call(t *testing.T, method, path, token string, body any, heade
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	// Every exchange must match api/openapi.json, so it cannot drift.
+	// Every exchange must match internal/openapi/openapi.json, so it cannot drift.
 	checkOpenAPI(t, req, sent, res.StatusCode, res.Header, raw)
 	_ = json.Unmarshal(raw, &out.Body)
 	return out

@@ -1,20 +1,18 @@
 package api
 
 import (
-	_ "embed"
-
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/openapi"
 )
 
 // OpenAPIPath serves the OpenAPI 3.1 document of every public endpoint.
 const OpenAPIPath = "/api/openapi.json"
 
-// OpenAPI is the document, embedded in the binary. The api tests validate
-// their traffic against it and check every mounted route is in it, so it
-// cannot drift from the handlers.
-//
-//go:embed openapi.json
-var OpenAPI []byte
+// OpenAPI is the document (internal/openapi), embedded in the binary. The
+// api tests validate their traffic against it and check every mounted route
+// is in it, so it cannot drift from the handlers.
+var OpenAPI = openapi.Document
 
 // openAPIRoutes serves the document with no token.
 func (s *server) openAPIRoutes(app *fiber.App) {

@@ -11,7 +11,7 @@ import (
 	"github.com/appruntime/appruntime/internal/openapicheck"
 )
 
-// checkOpenAPI fails the test when the exchange breaks api/openapi.json
+// checkOpenAPI fails the test when the exchange breaks internal/openapi/openapi.json
 // (internal/openapicheck).
 func checkOpenAPI(t *testing.T, req *http.Request, reqBody []byte, status int, header http.Header, body []byte) {
 	t.Helper()
@@ -60,9 +60,9 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 			continue
 		}
 		mounted[r.Method+" "+path] = true
-		require.True(t, documented[r.Method+" "+path], "%s %s is mounted but not in api/openapi.json", r.Method, path)
+		require.True(t, documented[r.Method+" "+path], "%s %s is mounted but not in internal/openapi/openapi.json", r.Method, path)
 	}
 	for k := range documented {
-		require.True(t, mounted[k], "%s is in api/openapi.json but not mounted", k)
+		require.True(t, mounted[k], "%s is in internal/openapi/openapi.json but not mounted", k)
 	}
 }

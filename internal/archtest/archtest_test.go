@@ -27,7 +27,7 @@ var storage = []string{module + "/internal/store", "gorm.io/gorm"}
 var compositionRoots = []string{module + "/internal/platform", module + "/cmd/"}
 
 // leaves import nothing of this module.
-var leaves = []string{module + "/models", module + "/jobs", module + "/internal/apperr"}
+var leaves = []string{module + "/models", module + "/jobs", module + "/internal/apperr", module + "/internal/openapi"}
 
 // rules are the packages of pure rules: they import leaves and each other,
 // never a store, Redis, audit or any other internal package.

@@ -172,7 +172,7 @@ func (s *stack) send(method, path, token string, body any, contentType ...string
 	if err != nil {
 		return reply{}, err
 	}
-	// Every exchange must match api/openapi.json, so it cannot drift.
+	// Every exchange must match internal/openapi/openapi.json, so it cannot drift.
 	if err := openapicheck.Check(req, sent, res.StatusCode, res.Header, raw); err != nil {
 		return reply{}, err
 	}

@@ -1,5 +1,5 @@
 // Package openapicheck validates HTTP exchanges with the API against its
-// OpenAPI document (api/openapi.json), so the tests' traffic keeps the
+// OpenAPI document (internal/openapi/openapi.json), so the tests' traffic keeps the
 // document true: the api and end-to-end tests call Check on every reply.
 package openapicheck
 
@@ -16,7 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
-	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/internal/openapi"
 )
 
 var (
@@ -33,7 +33,7 @@ func Document() (*openapi3.T, routers.Router, error) {
 		for _, ct := range []string{"text/html", "text/javascript", "application/javascript"} {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
 		}
-		loaded, errDoc = openapi3.NewLoader().LoadFromData(api.OpenAPI)
+		loaded, errDoc = openapi3.NewLoader().LoadFromData(openapi.Document)
 		if errDoc != nil {
 			return
 		}
@@ -43,7 +43,7 @@ func Document() (*openapi3.T, routers.Router, error) {
 		router, errDoc = gorillamux.NewRouter(loaded)
 	})
 	if errDoc != nil {
-		return nil, nil, fmt.Errorf("api/openapi.json: %w", errDoc)
+		return nil, nil, fmt.Errorf("internal/openapi/openapi.json: %w", errDoc)
 	}
 	return loaded, router, nil
 }
@@ -64,7 +64,7 @@ func Check(req *http.Request, reqBody []byte, status int, header http.Header, bo
 		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
 			return nil
 		}
-		return fmt.Errorf("openapi: %s %s is not in api/openapi.json: %w", req.Method, req.URL.Path, err)
+		return fmt.Errorf("openapi: %s %s is not in internal/openapi/openapi.json: %w", req.Method, req.URL.Path, err)
 	}
 	ctx := context.Background()
 	in := &openapi3filter.RequestValidationInput{
@@ -74,7 +74,7 @@ func Check(req *http.Request, reqBody []byte, status int, header http.Header, bo
 	if status < 400 {
 		req.Body = io.NopCloser(bytes.NewReader(reqBody))
 		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
-			return fmt.Errorf("openapi: request %s %s breaks api/openapi.json: %w", req.Method, req.URL.Path, err)
+			return fmt.Errorf("openapi: request %s %s breaks internal/openapi/openapi.json: %w", req.Method, req.URL.Path, err)
 		}
 	}
 	out := &openapi3filter.ResponseValidationInput{
@@ -83,7 +83,7 @@ func Check(req *http.Request, reqBody []byte, status int, header http.Header, bo
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
-		return fmt.Errorf("openapi: response %d to %s %s breaks api/openapi.json: %w; body %.2000s", status, req.Method, req.URL.Path, err, body)
+		return fmt.Errorf("openapi: response %d to %s %s breaks internal/openapi/openapi.json: %w; body %.2000s", status, req.Method, req.URL.Path, err, body)
 	}
 	return nil
 }
