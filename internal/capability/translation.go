@@ -114,6 +114,11 @@ func (s *Service) GetTranslation(ctx context.Context, taskID string, p Translati
 	key := translationKey{file: f, page: *p.Page, language: p.TargetLanguage, granularity: p.Granularity}
 	segments, err := s.cachedTranslation(ctx, key)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !apperr.Is(err, apperr.Timeout) {
+			// The caller's deadline ran out in a read or a claim rather than
+			// in the wait: the same timeout to the caller.
+			return Translation{}, apperr.Wrap(err, apperr.Timeout, "the translation was not ready in time")
+		}
 		return Translation{}, err
 	}
 	return Translation{FileID: f.ID, Page: key.page, TargetLanguage: key.language, Granularity: key.granularity, Segments: segments}, nil
