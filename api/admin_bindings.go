@@ -10,6 +10,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
@@ -77,7 +78,7 @@ func (b bindingBody) integrationID() (id string, set bool, err error) {
 // from, the times are ignored.
 var readOnlyBindingFields = []string{"id", "version", "created_at", "updated_at"}
 
-// contentBindingFields are the fields an edit changes (binding.Input's).
+// contentBindingFields are the fields an edit changes (bindingspec.Input's).
 var contentBindingFields = []string{"name", "binding_kind", "integration_id", "allowed_operations"}
 
 // patch turns the body (raw, as b was decoded from) into a binding.Patch: a
@@ -140,7 +141,7 @@ func (s *server) createBinding(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in := binding.Input{IntegrationID: integ, AllowedOperations: b.AllowedOperations}
+	in := bindingspec.Input{IntegrationID: integ, AllowedOperations: b.AllowedOperations}
 	if b.Name != nil {
 		in.Name = *b.Name
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/store"
@@ -32,22 +32,22 @@ type runtimeFixture struct {
 }
 
 // fixtureSpec is the binding of runtime tests.
-func fixtureSpec() binding.Spec {
-	return binding.Spec{
-		Reads: []binding.Read{{
+func fixtureSpec() bindingspec.Spec {
+	return bindingspec.Spec{
+		Reads: []bindingspec.Read{{
 			Op: "list_invoices", Table: "invoices", Columns: []string{"id", "vendor", "amount", "status"},
-			Filterable: []string{"status", "vendor"}, OrderBy: []binding.Order{{Column: "id"}}, Limit: 2,
+			Filterable: []string{"status", "vendor"}, OrderBy: []bindingspec.Order{{Column: "id"}}, Limit: 2,
 		}},
-		Writes: []binding.Write{
-			{Op: "set_status", Table: "invoices", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"status"}},
-			{Op: "record_decision", Table: "decisions", Mode: binding.ModeInsert, Columns: []string{"decision"},
+		Writes: []bindingspec.Write{
+			{Op: "set_status", Table: "invoices", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"status"}},
+			{Op: "record_decision", Table: "decisions", Mode: bindingspec.ModeInsert, Columns: []string{"decision"},
 				FixedValues: map[string]any{"task_id": "{{task_id}}"}},
 		},
-		Actions: []binding.Action{
+		Actions: []bindingspec.Action{
 			{Name: "approve", Writes: []string{"record_decision"}, FeedEvent: "invoice_approved", ResolvesAwait: true},
 			{Name: "note_only", Writes: []string{"record_decision"}},
 		},
-		Tools: []binding.Tool{{Op: "translate", Tool: "translate_text", Params: []string{"texts", "target_language"}}},
+		Tools: []bindingspec.Tool{{Op: "translate", Tool: "translate_text", Params: []string{"texts", "target_language"}}},
 	}
 }
 
@@ -69,8 +69,8 @@ func newRuntimeFixture(t *testing.T, opts ...apiOption) *runtimeFixture {
 
 	spec, err := json.Marshal(fixtureSpec())
 	require.NoError(t, err)
-	b, err := a.P.Bindings.Create(ctx, f.tenant.Workspace.ID, "test", binding.Input{
-		Name: "invoices", BindingKind: binding.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec,
+	b, err := a.P.Bindings.Create(ctx, f.tenant.Workspace.ID, "test", bindingspec.Input{
+		Name: "invoices", BindingKind: bindingspec.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec,
 	})
 	require.NoError(t, err)
 	f.bindingID = b.ID

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -39,7 +39,7 @@ func TestLookupThroughTheGateway(t *testing.T) {
 	f := newRuntimeFixture(t)
 	generousRate(f.api)
 	spec := fixtureSpec()
-	spec.HTTPCalls = []binding.HTTPCall{
+	spec.HTTPCalls = []bindingspec.HTTPCall{
 		{Op: "lookup_account", Method: "POST", URL: upstream.URL + "/accounts/{{account}}?q={{q}}",
 			BodyTemplate:         json.RawMessage(`{"task":"{{task_id}}","name":"{{name}}","email":"{{email}}"}`),
 			PruneEmptyBodyFields: true},

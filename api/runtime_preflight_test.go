@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/models"
 )
@@ -72,16 +72,16 @@ func TestPreflightFailuresAreStatusesWithoutTheUpstreamsWords(t *testing.T) {
 	moved := f.restIntegration(t, ws, upstream.URL, gateway.Secrets{BearerToken: "b"})
 
 	spec := fixtureSpec()
-	spec.HTTPCalls = []binding.HTTPCall{
+	spec.HTTPCalls = []bindingspec.HTTPCall{
 		{Op: "token_refused", Method: "GET", URL: upstream.URL + "/a", IntegrationID: refusing,
-			Auth: &binding.Auth{Kind: binding.AuthClientCredentials, TokenURL: tokens.URL + "/token"}},
+			Auth: &bindingspec.Auth{Kind: bindingspec.AuthClientCredentials, TokenURL: tokens.URL + "/token"}},
 		{Op: "token_unreachable", Method: "GET", URL: upstream.URL + "/a", IntegrationID: refusing,
-			Auth: &binding.Auth{Kind: binding.AuthClientCredentials, TokenURL: deadURL + "/token"}},
-		{Op: "hangup", Method: "GET", URL: upstream.URL + "/hangup", IntegrationID: bearer, Auth: &binding.Auth{Kind: binding.AuthBearer}},
+			Auth: &bindingspec.Auth{Kind: bindingspec.AuthClientCredentials, TokenURL: deadURL + "/token"}},
+		{Op: "hangup", Method: "GET", URL: upstream.URL + "/hangup", IntegrationID: bearer, Auth: &bindingspec.Auth{Kind: bindingspec.AuthBearer}},
 		{Op: "unreachable", Method: "GET", URL: deadURL + "/x"},
-		{Op: "moved", Method: "GET", URL: upstream.URL + "/a", IntegrationID: moved, Auth: &binding.Auth{Kind: binding.AuthBearer}},
+		{Op: "moved", Method: "GET", URL: upstream.URL + "/a", IntegrationID: moved, Auth: &bindingspec.Auth{Kind: bindingspec.AuthBearer}},
 	}
-	spec.Actions = append(spec.Actions, binding.Action{Name: "export", Writes: []string{"record_decision"}, HTTPCalls: []string{"token_refused"}})
+	spec.Actions = append(spec.Actions, bindingspec.Action{Name: "export", Writes: []string{"record_decision"}, HTTPCalls: []string{"token_refused"}})
 	f.saveSpec(t, spec)
 	// Saved while it was ours; since then it went to another workspace.
 	other := models.Workspace{ID: models.NewID(), Name: "other"}

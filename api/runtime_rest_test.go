@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/models"
 )
@@ -53,24 +54,24 @@ func TestRESTBindingReadsAndWritesThroughItsIntegration(t *testing.T) {
 	f := newRuntimeFixture(t)
 	generousRate(f.api)
 	crm := f.restIntegration(t, f.tenant.Workspace.ID, upstream.URL+"/api/", gateway.Secrets{BearerToken: "crm-token"})
-	bearer := &binding.Auth{Kind: binding.AuthBearer}
-	spec := binding.Spec{
-		Reads: []binding.Read{
+	bearer := &bindingspec.Auth{Kind: bindingspec.AuthBearer}
+	spec := bindingspec.Spec{
+		Reads: []bindingspec.Read{
 			{Op: "accounts", Columns: []string{"id", "name", "balance", "tags"}, Filterable: []string{"name"}, Limit: 2,
-				Request: &binding.Request{Method: "get", Path: "/accounts?task={{task_id}}", Query: map[string]string{"q": "{{name}}"}, Auth: bearer}},
-			{Op: "not_an_array", Columns: []string{"id"}, Request: &binding.Request{Method: "GET", Path: "/object"}},
-			{Op: "down", Columns: []string{"id"}, Request: &binding.Request{Method: "GET", Path: "/down"}},
+				Request: &bindingspec.Request{Method: "get", Path: "/accounts?task={{task_id}}", Query: map[string]string{"q": "{{name}}"}, Auth: bearer}},
+			{Op: "not_an_array", Columns: []string{"id"}, Request: &bindingspec.Request{Method: "GET", Path: "/object"}},
+			{Op: "down", Columns: []string{"id"}, Request: &bindingspec.Request{Method: "GET", Path: "/down"}},
 		},
-		Writes: []binding.Write{
+		Writes: []bindingspec.Write{
 			{Op: "create_account", Columns: []string{"name", "balance"}, FixedValues: map[string]any{"owner": "{{task_id}}"},
-				Request: &binding.Request{Method: "POST", Path: "/accounts", Auth: bearer}},
+				Request: &bindingspec.Request{Method: "POST", Path: "/accounts", Auth: bearer}},
 			{Op: "rename_account", KeyColumns: []string{"id"}, Columns: []string{"name"},
-				Request: &binding.Request{Method: "PATCH", Path: "/accounts/{{id}}", BodyTemplate: json.RawMessage(`{"display_name":"{{name}}"}`)}},
+				Request: &bindingspec.Request{Method: "PATCH", Path: "/accounts/{{id}}", BodyTemplate: json.RawMessage(`{"display_name":"{{name}}"}`)}},
 		},
 	}
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
-	kind := binding.KindREST
+	kind := bindingspec.KindREST
 	_, err = f.api.P.Bindings.Update(context.Background(), f.tenant.Workspace.ID, f.bindingID, "test",
 		binding.Patch{BindingKind: &kind, IntegrationID: &crm, AllowedOperations: raw})
 	require.NoError(t, err)

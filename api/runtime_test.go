@@ -19,6 +19,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/models"
@@ -288,13 +289,13 @@ func TestActionWithAFailingUpstreamRollsBackAndRecordsNothing(t *testing.T) {
 	f := newRuntimeFixture(t) // the platform's gateway; the test configuration allows loopback
 
 	spec := fixtureSpec()
-	spec.HTTPCalls = []binding.HTTPCall{
+	spec.HTTPCalls = []bindingspec.HTTPCall{
 		{Op: "export_ok", Method: "POST", URL: upstream.URL + "/ok"},
 		{Op: "export_refused", Method: "POST", URL: upstream.URL + "/refused"},
 	}
 	spec.Actions = append(spec.Actions,
-		binding.Action{Name: "export_then_approve", Writes: []string{"record_decision"}, HTTPCalls: []string{"export_ok", "export_refused"}, ResolvesAwait: true},
-		binding.Action{Name: "export", Writes: []string{"record_decision"}, HTTPCalls: []string{"export_ok"}})
+		bindingspec.Action{Name: "export_then_approve", Writes: []string{"record_decision"}, HTTPCalls: []string{"export_ok", "export_refused"}, ResolvesAwait: true},
+		bindingspec.Action{Name: "export", Writes: []string{"record_decision"}, HTTPCalls: []string{"export_ok"}})
 	f.saveSpec(t, spec)
 
 	r := f.verb(t, "action", map[string]any{"op": "export_then_approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "x"}}}})
@@ -324,7 +325,7 @@ func approveBody(decision string) map[string]any {
 }
 
 // saveSpec replaces the fixture binding's operations through the service.
-func (f *runtimeFixture) saveSpec(t *testing.T, spec binding.Spec) {
+func (f *runtimeFixture) saveSpec(t *testing.T, spec bindingspec.Spec) {
 	t.Helper()
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
@@ -364,7 +365,7 @@ func TestStatusMatrixInBothEnvelopes(t *testing.T) {
 
 	f := newRuntimeFixture(t, func(c *config.Config) { c.LookupConcurrency = 1; c.LookupWait = 50 * time.Millisecond })
 	spec := fixtureSpec()
-	spec.HTTPCalls = []binding.HTTPCall{{Op: "slow_lookup", Method: "GET", URL: upstream.URL + "/slow"}}
+	spec.HTTPCalls = []bindingspec.HTTPCall{{Op: "slow_lookup", Method: "GET", URL: upstream.URL + "/slow"}}
 	f.saveSpec(t, spec)
 	_, revokedStep, _ := f.parkedStep(t)
 	revoked := f.mint(t, revokedStep)
@@ -580,7 +581,7 @@ func TestAKeyColumnFixedByTheBindingScopesAnUpdateToTheSession(t *testing.T) {
 	t.Parallel()
 	f := newRuntimeFixture(t)
 	spec := fixtureSpec()
-	spec.Writes = append(spec.Writes, binding.Write{Op: "revise_decision", Table: "decisions", Mode: binding.ModeUpdate,
+	spec.Writes = append(spec.Writes, bindingspec.Write{Op: "revise_decision", Table: "decisions", Mode: bindingspec.ModeUpdate,
 		KeyColumns: []string{"id", "task_id"}, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}})
 	f.saveSpec(t, spec)
 	otherTask := models.NewID()
@@ -615,9 +616,9 @@ func TestAWriteOpSavedBeforeTheScopeRuleIsRefused(t *testing.T) {
 	t.Parallel()
 	f := newRuntimeFixture(t)
 	spec := fixtureSpec()
-	spec.Writes = append(spec.Writes, binding.Write{Op: "take_over", Table: "decisions", Mode: binding.ModeUpdate,
+	spec.Writes = append(spec.Writes, bindingspec.Write{Op: "take_over", Table: "decisions", Mode: bindingspec.ModeUpdate,
 		KeyColumns: []string{"id"}, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}})
-	spec.Actions = append(spec.Actions, binding.Action{Name: "take_over_all", Writes: []string{"take_over"}})
+	spec.Actions = append(spec.Actions, bindingspec.Action{Name: "take_over_all", Writes: []string{"take_over"}})
 	// No verb has loaded the binding yet, so the next call reads this row.
 	require.NoError(t, f.db().Model(&models.Binding{}).Where("id = ?", f.bindingID).
 		Update("allowed_operations", models.MustJSON(spec)).Error)

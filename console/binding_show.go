@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 )
 
 // bindingPage is a binding's page: its settings and the allowed_operations
@@ -22,7 +23,7 @@ type bindingPage struct {
 	EditedVersion int
 	// Unscoped are the write ops saved before the fixed-values rule that
 	// break it: they answer 403 until the binding is fixed.
-	Unscoped []binding.Unscoped
+	Unscoped []bindingspec.Unscoped
 	// Ops are the ops "try an op" can run: reads, writes, http_calls and
 	// actions, by kind.
 	Ops []tryOp
@@ -35,7 +36,7 @@ type bindingPage struct {
 type tryOp struct{ Kind, Name string }
 
 // tryOps lists a spec's runnable ops.
-func tryOps(s binding.Spec) []tryOp {
+func tryOps(s bindingspec.Spec) []tryOp {
 	var ops []tryOp
 	for _, r := range s.Reads {
 		ops = append(ops, tryOp{"read", r.Op})
@@ -76,7 +77,7 @@ func (s *server) renderBinding(c *fiber.Ctx, status int, b binding.Binding, text
 
 // bindingPageOf is b's page with the editor holding text.
 func (s *server) bindingPageOf(c *fiber.Ctx, b binding.Binding, text string, edited int) (bindingPage, error) {
-	p := bindingPage{Binding: b, Text: text, EditedVersion: edited, Unscoped: binding.UnscopedWrites(b.AllowedOperations),
+	p := bindingPage{Binding: b, Text: text, EditedVersion: edited, Unscoped: bindingspec.UnscopedWrites(b.AllowedOperations),
 		Ops: tryOps(b.AllowedOperations), Try: tryForm{Payload: "{}"}}
 	if b.IntegrationID != nil {
 		names, err := s.integrationNames(c)

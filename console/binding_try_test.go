@@ -16,6 +16,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
 )
 
@@ -99,9 +100,9 @@ func TestTryAnOpShowsRequestsWithCredentialsMasked(t *testing.T) {
 	b, err := c.P.Bindings.Get(ctx, c.Tenant.Workspace.ID, f.BindingID)
 	require.NoError(t, err)
 	spec := b.AllowedOperations
-	spec.HTTPCalls = []binding.HTTPCall{{Op: "export", Method: "POST", URL: upstream.URL + "/export/{{id}}", IntegrationID: crm.ID,
-		Auth: &binding.Auth{Kind: binding.AuthBearer}, BodyTemplate: json.RawMessage(`{"task":"{{task_id}}"}`)}}
-	spec.Actions = append(spec.Actions, binding.Action{Name: "decide_and_export", Writes: []string{"record_decision"}, HTTPCalls: []string{"export"}})
+	spec.HTTPCalls = []bindingspec.HTTPCall{{Op: "export", Method: "POST", URL: upstream.URL + "/export/{{id}}", IntegrationID: crm.ID,
+		Auth: &bindingspec.Auth{Kind: bindingspec.AuthBearer}, BodyTemplate: json.RawMessage(`{"task":"{{task_id}}"}`)}}
+	spec.Actions = append(spec.Actions, bindingspec.Action{Name: "decide_and_export", Writes: []string{"record_decision"}, HTTPCalls: []string{"export"}})
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
 	_, err = c.P.Bindings.Update(ctx, c.Tenant.Workspace.ID, f.BindingID, "test", binding.Patch{AllowedOperations: raw})

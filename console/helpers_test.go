@@ -20,7 +20,7 @@ import (
 
 	"github.com/appruntime/appruntime/console"
 	"github.com/appruntime/appruntime/internal/admin"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/demo"
@@ -234,8 +234,8 @@ func seedDemo(t *testing.T, p *platform.Platform, tn testkit.Tenant) fixture {
 
 	spec, err := json.Marshal(demo.Spec())
 	require.NoError(t, err)
-	b, err := p.Bindings.Create(ctx, ws, actor, binding.Input{
-		Name: "Invoice review binding", BindingKind: binding.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec,
+	b, err := p.Bindings.Create(ctx, ws, actor, bindingspec.Input{
+		Name: "Invoice review binding", BindingKind: bindingspec.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec,
 	})
 	require.NoError(t, err)
 	f.BindingID = b.ID

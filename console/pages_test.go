@@ -17,6 +17,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
@@ -162,7 +163,7 @@ func TestBindingSave(t *testing.T) {
 	p := cl.get("/bindings/" + f.BindingID)
 	m := textarea.FindStringSubmatch(p.Body)
 	require.NotNil(t, m)
-	var spec binding.Spec
+	var spec bindingspec.Spec
 	require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(m[1])), &spec), "the editor holds the saved document")
 	require.Equal(t, "list_invoices", spec.Reads[0].Op)
 
@@ -243,7 +244,7 @@ func TestBindingPageWarnsOfUnscopedWrites(t *testing.T) {
 	require.NotContains(t, cl.get("/bindings/"+f.BindingID).Body, warning)
 
 	spec := demo.Spec()
-	spec.Writes = append(spec.Writes, binding.Write{Op: "reassign", Table: "decisions", Mode: binding.ModeUpdate,
+	spec.Writes = append(spec.Writes, bindingspec.Write{Op: "reassign", Table: "decisions", Mode: bindingspec.ModeUpdate,
 		KeyColumns: []string{"id"}, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}})
 	require.NoError(t, c.Store.DB.Model(&models.Binding{}).Where("id = ?", f.BindingID).
 		Update("allowed_operations", models.MustJSON(spec)).Error)

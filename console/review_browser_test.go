@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
@@ -57,7 +57,7 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	spec.Capabilities = []string{"document_selection", "next_review_task"}
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
-	b, err := s.P.Bindings.Create(bg, ws, actor, binding.Input{Name: "probe binding", BindingKind: binding.KindPostgres,
+	b, err := s.P.Bindings.Create(bg, ws, actor, bindingspec.Input{Name: "probe binding", BindingKind: bindingspec.KindPostgres,
 		IntegrationID: f.IntegrationID, AllowedOperations: raw})
 	require.NoError(t, err)
 	bv, err := s.P.Bundles.Create(bg, ws, actor, bundle.Upload{Name: "bridge-probe", ContentType: "text/html", Content: []byte(bridgeProbe)})

@@ -43,7 +43,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/appruntime/appruntime/internal/auth"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
@@ -442,15 +442,15 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		return fixture{}, err
 	}
 	integ := models.Integration{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench data", Kind: datasource.KindPostgres, SecretsEnc: sealed}
-	spec := binding.Spec{
-		Reads:     []binding.Read{{Op: "get_item", Table: "bench_items", Columns: []string{"id", "name", "n"}, Filterable: []string{"id"}, Limit: 1}},
-		Writes:    []binding.Write{{Op: "set_n", Table: "bench_items", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"n"}}},
-		HTTPCalls: []binding.HTTPCall{{Op: "lookup_item", Method: "GET", URL: upstreamURL + "/items/{{id}}"}},
-		Tools:     []binding.Tool{{Op: "lookup", Tool: "bench lookup", Params: []string{"match_criteria", "return_columns"}, Record: new(false)}},
+	spec := bindingspec.Spec{
+		Reads:     []bindingspec.Read{{Op: "get_item", Table: "bench_items", Columns: []string{"id", "name", "n"}, Filterable: []string{"id"}, Limit: 1}},
+		Writes:    []bindingspec.Write{{Op: "set_n", Table: "bench_items", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"n"}}},
+		HTTPCalls: []bindingspec.HTTPCall{{Op: "lookup_item", Method: "GET", URL: upstreamURL + "/items/{{id}}"}},
+		Tools:     []bindingspec.Tool{{Op: "lookup", Tool: "bench lookup", Params: []string{"match_criteria", "return_columns"}, Record: new(false)}},
 	}
 	lookup := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, DisplayName: "bench lookup",
 		BaseTool: models.BaseCSVLookup, Config: models.MustJSON(map[string]any{"file_name": "bench.csv"})}
-	b := models.Binding{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench", BindingKind: binding.KindPostgres,
+	b := models.Binding{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench", BindingKind: bindingspec.KindPostgres,
 		IntegrationID: &integ.ID, AllowedOperations: models.MustJSON(spec), Version: 1}
 	bundle := models.Bundle{ID: models.NewID(), Version: 1, WorkspaceID: ws.ID, Name: "bench", SHA256: "-", ContentType: "text/html", StorageKey: "-"}
 	tool := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, DisplayName: "bench",

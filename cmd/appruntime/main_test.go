@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/auth"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -307,13 +307,13 @@ func TestMigrateReportsBindingsThatBreakTheFixedValuesRule(t *testing.T) {
 	dbURL := testkit.SchemaURL(t)
 	st := openSchema(t, dbURL)
 	tn := testkit.NewTenant(t, st.DB)
-	spec := binding.Spec{Writes: []binding.Write{
-		{Op: "record", Table: "decisions", Mode: binding.ModeInsert, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}},
-		{Op: "reassign", Table: "decisions", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"decision"},
+	spec := bindingspec.Spec{Writes: []bindingspec.Write{
+		{Op: "record", Table: "decisions", Mode: bindingspec.ModeInsert, Columns: []string{"decision"}, FixedValues: map[string]any{"task_id": "{{task_id}}"}},
+		{Op: "reassign", Table: "decisions", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"decision"},
 			FixedValues: map[string]any{"task_id": "{{task_id}}"}},
 	}}
 	// Saved as a release before the rule would have stored it.
-	b := models.Binding{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "Old decisions", BindingKind: binding.KindPostgres,
+	b := models.Binding{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "Old decisions", BindingKind: bindingspec.KindPostgres,
 		AllowedOperations: models.MustJSON(spec), Version: 1}
 	require.NoError(t, st.DB.Create(&b).Error)
 

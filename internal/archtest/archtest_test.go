@@ -30,8 +30,10 @@ var compositionRoots = []string{module + "/internal/platform", module + "/cmd/"}
 var leaves = []string{module + "/models", module + "/jobs", module + "/internal/apperr", module + "/internal/openapi"}
 
 // rules are the packages of pure rules: they import leaves and each other,
-// never a store, Redis, audit or any other internal package.
-var rules = []string{module + "/internal/field", module + "/internal/placeholder", module + "/internal/strictjson"}
+// never a store, Redis, audit or any other internal package. bindingspec is
+// the rules of a binding document; the binding service (internal/binding)
+// answers its questions about a workspace from the database.
+var rules = []string{module + "/internal/bindingspec", module + "/internal/field", module + "/internal/placeholder", module + "/internal/strictjson"}
 
 type pkg struct {
 	ImportPath string
@@ -138,8 +140,8 @@ func TestDependencyRule(t *testing.T) {
 // The check itself catches each kind of violation.
 func TestCheckFindsViolations(t *testing.T) {
 	api, console, worker := frontDoors[0], frontDoors[1], frontDoors[2]
-	models, field := leaves[0], rules[0]
-	store := module + "/internal/store"
+	models, field, bindingspec := leaves[0], module+"/internal/field", module+"/internal/bindingspec"
+	store, binding := module+"/internal/store", module+"/internal/binding"
 	runtime := module + "/internal/runtime"
 	got := check(map[string]pkg{
 		api:                           {ImportPath: api, Imports: []string{console, runtime}},
@@ -149,6 +151,7 @@ func TestCheckFindsViolations(t *testing.T) {
 		module + "/cmd/appruntime":    {ImportPath: module + "/cmd/appruntime", Imports: []string{api}},
 		models:                        {ImportPath: models, Imports: []string{field}},
 		field:                         {ImportPath: field, Imports: []string{leaves[2], store}},
+		bindingspec:                   {ImportPath: bindingspec, Imports: []string{field, models, binding}},
 	})
 	require := func(sub string) {
 		t.Helper()
@@ -161,7 +164,8 @@ func TestCheckFindsViolations(t *testing.T) {
 	require(models + " imports " + field)
 	require(field + " imports " + store)
 	require(worker + " imports " + store)
-	if len(got) != 5 {
-		t.Errorf("want 5 violations, got %d: %q", len(got), got)
+	require(bindingspec + " imports " + binding + ": rule packages import only leaves")
+	if len(got) != 6 {
+		t.Errorf("want 6 violations, got %d: %q", len(got), got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
@@ -96,7 +96,7 @@ type Minter struct {
 	ServedFunc func(name string) bool
 	// VerbsFunc returns the verbs this deployment serves for a binding of
 	// kind with spec (runtime.Service.ServedVerbs); nil advertises Verbs.
-	VerbsFunc func(kind string, spec binding.Spec) []string
+	VerbsFunc func(kind string, spec bindingspec.Spec) []string
 	// ToolServedFunc reports whether this deployment runs a base tool; nil
 	// runs none.
 	ToolServedFunc func(baseTool string) bool
@@ -178,7 +178,7 @@ func (m *Minter) Live(ctx context.Context, workspaceID, stepID string) (Descript
 	if served == nil {
 		served = func(string) bool { return false }
 	}
-	capabilities, host := binding.OfferedCapabilities(spec, served)
+	capabilities, host := bindingspec.OfferedCapabilities(spec, served)
 	verbs := Verbs
 	if m.VerbsFunc != nil {
 		verbs = m.VerbsFunc(bind.BindingKind, spec)
@@ -272,9 +272,9 @@ func toolBundle(db *gorm.DB, tool models.ConfiguredTool) (models.Bundle, error) 
 }
 
 // toolBinding loads the tool's binding and decodes what it grants.
-func toolBinding(db *gorm.DB, tool models.ConfiguredTool) (models.Binding, binding.Spec, error) {
+func toolBinding(db *gorm.DB, tool models.ConfiguredTool) (models.Binding, bindingspec.Spec, error) {
 	var b models.Binding
-	var spec binding.Spec
+	var spec bindingspec.Spec
 	if tool.BindingID == nil {
 		return b, spec, apperr.Conflictf("app tool %q names no binding", tool.DisplayName)
 	}
@@ -322,7 +322,7 @@ func stepAwait(db *gorm.DB, step models.Step) (*string, bool, error) {
 // servedTools lists the binding's tool ops whose tool /run can run here:
 // a configured tool of the task's agent (by display name) or translate_text
 // named directly, with its base tool served.
-func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec binding.Spec) ([]string, error) {
+func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec bindingspec.Spec) ([]string, error) {
 	out := []string{}
 	if m.ToolServedFunc == nil || len(spec.Tools) == 0 {
 		return out, nil

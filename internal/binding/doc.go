@@ -1,7 +1,10 @@
-// Package binding is the one place that knows what a binding is: the shape of
-// its allowed_operations (spec.go), the capability catalog, the rules a
-// binding must pass when it is saved (Validate), its version history, and the
-// cached, indexed form the runtime consults on every call (Service.Lookup).
-// The API, the console and the worker all go through it, so a binding is
-// refused for the same reason, with the same message, wherever it is saved.
+// Package binding is the binding service: it saves bindings (checked by the
+// rules of internal/bindingspec, versioned with a diff, audited), keeps their
+// history, and serves them to the runtime from a cache that every save, on
+// any replica, evicts (Service.Lookup, an acknowledged broadcast). What a
+// binding document may say lives in internal/bindingspec; this package adds
+// the database, Redis and audit around it, and answers the rules' questions
+// about a workspace from the database (WorkspaceOf). The API, the console and
+// the worker all save through it, so a binding is refused for the same
+// reason, with the same message, wherever it is saved.
 package binding

@@ -15,6 +15,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -50,7 +51,7 @@ func newService(t *testing.T, st *store.Store, rc *redis.Client, prefix string, 
 func dataSource(t *testing.T, st *store.Store) (workspaceID, integrationID string) {
 	t.Helper()
 	tn := testkit.NewTenant(t, st.DB)
-	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "db", Kind: binding.IntegrationPostgres}
+	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "db", Kind: bindingspec.IntegrationPostgres}
 	require.NoError(t, st.DB.Create(&in).Error)
 	return tn.Workspace.ID, in.ID
 }
@@ -76,7 +77,7 @@ func TestLookupServesAtMostFiveSecondsOld(t *testing.T) {
 	st, rd, c := testkit.Tx(t), testkit.Redis(t), newClock()
 	svc := newService(t, st, rd.Client, rd.Prefix, c)
 	ws, integ := dataSource(t, st)
-	row := models.Binding{ID: models.NewID(), WorkspaceID: ws, Name: "b", BindingKind: binding.KindPostgres, IntegrationID: &integ,
+	row := models.Binding{ID: models.NewID(), WorkspaceID: ws, Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: &integ,
 		AllowedOperations: models.JSON(opsWithColumns("a")), Version: 1}
 	require.NoError(t, st.DB.Create(&row).Error)
 	ctx := context.Background()
@@ -114,7 +115,7 @@ func TestLookupFallsBackWhenRedisFails(t *testing.T) {
 	ws, integ := dataSource(t, st)
 	ctx := context.Background()
 
-	b, err := writer.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	b, err := writer.Create(ctx, ws, "test", bindingspec.Input{Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
 	require.NoError(t, err)
 	l, err := reader.Lookup(ctx, b.ID)
 	require.NoError(t, err)
@@ -143,7 +144,7 @@ func TestSaveEvictsEveryReplicasEntry(t *testing.T) {
 	ws, integ := dataSource(t, st)
 	ctx := context.Background()
 
-	b, err := one.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	b, err := one.Create(ctx, ws, "test", bindingspec.Input{Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
 	require.NoError(t, err)
 	two := newService(t, st, rd.Client, rd.Prefix, nil)
 	_, err = two.Lookup(ctx, b.ID)
@@ -176,7 +177,7 @@ func TestResubscribingEmptiesTheCache(t *testing.T) {
 	svc := newService(t, st, own, rd.Prefix, nil)
 	ws, integ := dataSource(t, st)
 	ctx := context.Background()
-	b, err := svc.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	b, err := svc.Create(ctx, ws, "test", bindingspec.Input{Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
 	require.NoError(t, err)
 	_, err = svc.Lookup(ctx, b.ID)
 	require.NoError(t, err)
@@ -214,13 +215,13 @@ func TestLoadedIndexesEveryOp(t *testing.T) {
 	t.Parallel()
 	yes := false
 	l := binding.NewLoaded(binding.Binding{
-		ID: "b", WorkspaceID: "w", BindingKind: binding.KindPostgres, Version: 3,
-		AllowedOperations: binding.Spec{
-			Reads:        []binding.Read{{Op: "list", Table: "t", Columns: []string{"a"}}},
-			Writes:       []binding.Write{{Op: "save", Table: "t", Mode: binding.ModeInsert, Columns: []string{"a"}}},
-			Actions:      []binding.Action{{Name: "approve", Writes: []string{"save"}, ResolvesAwait: true}},
-			HTTPCalls:    []binding.HTTPCall{{Op: "lookup", Method: "GET", URL: "https://crm.example.com/a"}},
-			Tools:        []binding.Tool{{Op: "translate", Tool: "translate_text", Record: &yes}},
+		ID: "b", WorkspaceID: "w", BindingKind: bindingspec.KindPostgres, Version: 3,
+		AllowedOperations: bindingspec.Spec{
+			Reads:        []bindingspec.Read{{Op: "list", Table: "t", Columns: []string{"a"}}},
+			Writes:       []bindingspec.Write{{Op: "save", Table: "t", Mode: bindingspec.ModeInsert, Columns: []string{"a"}}},
+			Actions:      []bindingspec.Action{{Name: "approve", Writes: []string{"save"}, ResolvesAwait: true}},
+			HTTPCalls:    []bindingspec.HTTPCall{{Op: "lookup", Method: "GET", URL: "https://crm.example.com/a"}},
+			Tools:        []bindingspec.Tool{{Op: "translate", Tool: "translate_text", Record: &yes}},
 			Capabilities: []string{"next_review_task"},
 		},
 	})
@@ -231,7 +232,7 @@ func TestLoadedIndexesEveryOp(t *testing.T) {
 	require.False(t, ok, "a write is not a read")
 	w, ok := l.Write("save")
 	require.True(t, ok)
-	require.Equal(t, binding.ModeInsert, w.Mode)
+	require.Equal(t, bindingspec.ModeInsert, w.Mode)
 	a, ok := l.Action("approve")
 	require.True(t, ok)
 	require.True(t, a.ResolvesAwait)
@@ -258,10 +259,10 @@ func BenchmarkLookupHit(b *testing.B) {
 	require.NoError(b, err)
 	defer svc.Close()
 	tn := testkit.NewTenant(b, st.DB)
-	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "db", Kind: binding.IntegrationPostgres}
+	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "db", Kind: bindingspec.IntegrationPostgres}
 	require.NoError(b, st.DB.Create(&in).Error)
 	ctx := context.Background()
-	bd, err := svc.Create(ctx, tn.Workspace.ID, "bench", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: in.ID, AllowedOperations: opsWithColumns("a")})
+	bd, err := svc.Create(ctx, tn.Workspace.ID, "bench", bindingspec.Input{Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: in.ID, AllowedOperations: opsWithColumns("a")})
 	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -281,7 +282,7 @@ func TestALoadThatRacesASaveDoesNotCacheTheOldRow(t *testing.T) {
 	reader := newService(t, st, rd.Client, rd.Prefix, nil)
 	ws, integ := dataSource(t, st)
 	ctx := context.Background()
-	b, err := writer.Create(ctx, ws, "test", binding.Input{Name: "b", BindingKind: binding.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
+	b, err := writer.Create(ctx, ws, "test", bindingspec.Input{Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a")})
 	require.NoError(t, err)
 
 	// Hold the reader's load after it has read the row, before it caches it.

@@ -1,7 +1,6 @@
 package binding
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/strictjson"
@@ -99,7 +99,7 @@ func (s *Service) Close() {
 
 // Patch is a partial update; a nil field keeps the saved value.
 type Patch struct {
-	// Merge, when set, is a JSON merge patch of the binding's content (Input's
+	// Merge, when set, is a JSON merge patch of the binding's content (bindingspec.Input's
 	// fields, strictjson.MergeInto, as every admin entity is patched): a field
 	// it names replaces the saved one, null clears it. The fields below
 	// apply over it; in-process callers set those instead.
@@ -141,14 +141,14 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (Binding, err
 }
 
 // Create validates and saves a new binding as version 1.
-func (s *Service) Create(ctx context.Context, workspaceID, actor string, in Input) (Binding, error) {
+func (s *Service) Create(ctx context.Context, workspaceID, actor string, in bindingspec.Input) (Binding, error) {
 	var row models.Binding
 	err := s.store.Tx(ctx, func(tx *gorm.DB) error {
-		spec, err := Validate(ctx, tx, workspaceID, in)
+		spec, err := bindingspec.Validate(ctx, WorkspaceOf(tx, workspaceID), in)
 		if err != nil {
 			return err
 		}
-		next := contentOf(in, spec)
+		next := bindingspec.ContentOf(in, spec)
 		now := time.Now().UTC()
 		row = models.Binding{
 			ID: models.NewID(), WorkspaceID: workspaceID, Name: next.Name, BindingKind: next.BindingKind,
@@ -158,7 +158,7 @@ func (s *Service) Create(ctx context.Context, workspaceID, actor string, in Inpu
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("binding: create: %w", err)
 		}
-		return recordSave(ctx, tx, row, diffContent(nil, next), actor, AuditCreate, nil)
+		return recordSave(ctx, tx, row, bindingspec.Diff(nil, next), actor, AuditCreate, nil)
 	})
 	if err != nil {
 		return Binding{}, err
@@ -170,12 +170,12 @@ func (s *Service) Create(ctx context.Context, workspaceID, actor string, in Inpu
 // Update applies p to a binding of the workspace as a new version, validated
 // as a whole.
 func (s *Service) Update(ctx context.Context, workspaceID, id, actor string, p Patch) (Binding, error) {
-	return s.saveOver(ctx, workspaceID, id, actor, AuditUpdate, p.ExpectedVersion, nil, func(_ *gorm.DB, cur models.Binding) (Input, error) {
+	return s.saveOver(ctx, workspaceID, id, actor, AuditUpdate, p.ExpectedVersion, nil, func(_ *gorm.DB, cur models.Binding) (bindingspec.Input, error) {
 		in := inputOf(cur)
 		if p.Merge != nil {
-			in = Input{}
+			in = bindingspec.Input{}
 			if err := strictjson.MergeInto(inputOf(cur), p.Merge, &in); err != nil {
-				return Input{}, err
+				return bindingspec.Input{}, err
 			}
 		}
 		if p.Name != nil {
@@ -198,13 +198,13 @@ func (s *Service) Update(ctx context.Context, workspaceID, id, actor string, p P
 // content is validated again: an integration deleted since, for example,
 // makes the restore a 400.
 func (s *Service) Restore(ctx context.Context, workspaceID, id string, version int, actor string) (Binding, error) {
-	return s.saveOver(ctx, workspaceID, id, actor, AuditRestore, 0, &version, func(tx *gorm.DB, cur models.Binding) (Input, error) {
+	return s.saveOver(ctx, workspaceID, id, actor, AuditRestore, 0, &version, func(tx *gorm.DB, cur models.Binding) (bindingspec.Input, error) {
 		var old models.BindingVersion
 		err := tx.Where("binding_id = ? AND version = ?", cur.ID, version).Take(&old).Error
 		if err != nil {
-			return Input{}, store.NotFound(err, "binding: find version", fmt.Sprintf("version %d of binding %s", version, id))
+			return bindingspec.Input{}, store.NotFound(err, "binding: find version", fmt.Sprintf("version %d of binding %s", version, id))
 		}
-		in := Input{Name: old.Name, BindingKind: old.BindingKind, AllowedOperations: json.RawMessage(old.AllowedOperations)}
+		in := bindingspec.Input{Name: old.Name, BindingKind: old.BindingKind, AllowedOperations: json.RawMessage(old.AllowedOperations)}
 		if old.IntegrationID != nil {
 			in.IntegrationID = *old.IntegrationID
 		}
@@ -216,7 +216,7 @@ func (s *Service) Restore(ctx context.Context, workspaceID, id string, version i
 // update of the row (version = version + 1 where version is unchanged), the
 // version row with its diff and the audit entry, in one transaction.
 func (s *Service) saveOver(ctx context.Context, workspaceID, id, actor, action string, expected int, restoredFrom *int,
-	build func(tx *gorm.DB, cur models.Binding) (Input, error)) (Binding, error) {
+	build func(tx *gorm.DB, cur models.Binding) (bindingspec.Input, error)) (Binding, error) {
 	var row models.Binding
 	err := s.store.Tx(ctx, func(tx *gorm.DB) error {
 		cur, err := findBinding(tx.WithContext(ctx), workspaceID, id)
@@ -230,7 +230,7 @@ func (s *Service) saveOver(ctx context.Context, workspaceID, id, actor, action s
 		if err != nil {
 			return err
 		}
-		spec, err := Validate(ctx, tx, workspaceID, in)
+		spec, err := bindingspec.Validate(ctx, WorkspaceOf(tx, workspaceID), in)
 		if err != nil {
 			return err
 		}
@@ -238,7 +238,7 @@ func (s *Service) saveOver(ctx context.Context, workspaceID, id, actor, action s
 		if err != nil {
 			return err
 		}
-		next := contentOf(in, spec)
+		next := bindingspec.ContentOf(in, spec)
 		row = cur
 		row.Name, row.BindingKind, row.IntegrationID = next.Name, next.BindingKind, optional(next.IntegrationID)
 		row.AllowedOperations, row.Version, row.UpdatedAt = models.MustJSON(spec), cur.Version+1, time.Now().UTC()
@@ -252,7 +252,7 @@ func (s *Service) saveOver(ctx context.Context, workspaceID, id, actor, action s
 		if res.RowsAffected == 0 {
 			return apperr.Conflictf("binding %s was saved by someone else meanwhile: reload it and apply your change again", id)
 		}
-		return recordSave(ctx, tx, row, diffContent(&prev, next), actor, action, restoredFrom)
+		return recordSave(ctx, tx, row, bindingspec.Diff(&prev, next), actor, action, restoredFrom)
 	})
 	if err != nil {
 		if store.IsUniqueViolation(err) {
@@ -308,8 +308,8 @@ func (s *Service) Versions(ctx context.Context, workspaceID, id string) ([]Versi
 	out := make([]Version, 0, len(rows))
 	for _, r := range rows {
 		v := Version{Version: r.Version, Name: r.Name, BindingKind: r.BindingKind, IntegrationID: r.IntegrationID,
-			SavedBy: r.SavedBy, RestoredFrom: r.RestoredFrom, CreatedAt: r.CreatedAt, Diff: []Change{}}
-		if err := decodeStored(r.AllowedOperations, &v.AllowedOperations); err != nil {
+			SavedBy: r.SavedBy, RestoredFrom: r.RestoredFrom, CreatedAt: r.CreatedAt, Diff: []bindingspec.Change{}}
+		if err := bindingspec.DecodeStored(r.AllowedOperations, &v.AllowedOperations); err != nil {
 			return nil, fmt.Errorf("binding: version %d of %s: %w", r.Version, id, err)
 		}
 		if err := r.Diff.Decode(&v.Diff); err != nil {
@@ -321,7 +321,7 @@ func (s *Service) Versions(ctx context.Context, workspaceID, id string) ([]Versi
 }
 
 // recordSave writes the version row and the audit entry of a save.
-func recordSave(ctx context.Context, tx *gorm.DB, row models.Binding, diff []Change, actor, action string, restoredFrom *int) error {
+func recordSave(ctx context.Context, tx *gorm.DB, row models.Binding, diff []bindingspec.Change, actor, action string, restoredFrom *int) error {
 	actor = actorOrSystem(actor)
 	v := models.BindingVersion{
 		ID: models.NewID(), BindingID: row.ID, Version: row.Version, Name: row.Name, BindingKind: row.BindingKind,
@@ -352,45 +352,26 @@ func findBinding(db *gorm.DB, workspaceID, id string) (models.Binding, error) {
 func fromRow(r models.Binding) (Binding, error) {
 	b := Binding{ID: r.ID, WorkspaceID: r.WorkspaceID, Name: r.Name, BindingKind: r.BindingKind,
 		IntegrationID: r.IntegrationID, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
-	if err := decodeStored(r.AllowedOperations, &b.AllowedOperations); err != nil {
+	if err := bindingspec.DecodeStored(r.AllowedOperations, &b.AllowedOperations); err != nil {
 		return Binding{}, fmt.Errorf("binding: %s: %w", r.ID, err)
 	}
 	return b, nil
 }
 
-// decodeStored reads a saved allowed_operations document. It was validated
-// when saved, so it is read leniently: a field added by a later release does
-// not make older processes fail.
-func decodeStored(raw models.JSON, spec *Spec) error {
-	if len(raw) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(spec); err != nil {
-		return fmt.Errorf("decode allowed_operations: %w", err)
-	}
-	return nil
-}
-
-func inputOf(r models.Binding) Input {
-	in := Input{Name: r.Name, BindingKind: r.BindingKind, AllowedOperations: json.RawMessage(r.AllowedOperations)}
+func inputOf(r models.Binding) bindingspec.Input {
+	in := bindingspec.Input{Name: r.Name, BindingKind: r.BindingKind, AllowedOperations: json.RawMessage(r.AllowedOperations)}
 	if r.IntegrationID != nil {
 		in.IntegrationID = *r.IntegrationID
 	}
 	return in
 }
 
-func contentOf(in Input, spec Spec) content {
-	return content{Name: strings.TrimSpace(in.Name), BindingKind: in.BindingKind, IntegrationID: in.IntegrationID, Spec: spec}
-}
-
-func contentOfRow(r models.Binding) (content, error) {
+func contentOfRow(r models.Binding) (bindingspec.Content, error) {
 	b, err := fromRow(r)
 	if err != nil {
-		return content{}, err
+		return bindingspec.Content{}, err
 	}
-	c := content{Name: b.Name, BindingKind: b.BindingKind, Spec: b.AllowedOperations}
+	c := bindingspec.Content{Name: b.Name, BindingKind: b.BindingKind, Spec: b.AllowedOperations}
 	if b.IntegrationID != nil {
 		c.IntegrationID = *b.IntegrationID
 	}
@@ -417,4 +398,37 @@ func quoteList(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// WorkspaceOf answers what a binding document names (bindingspec.Workspace)
+// from the integrations and configured tools of workspaceID in db, the
+// transaction the binding is saved in.
+func WorkspaceOf(db *gorm.DB, workspaceID string) bindingspec.Workspace {
+	return workspace{db: db, id: workspaceID}
+}
+
+type workspace struct {
+	db *gorm.DB
+	id string
+}
+
+func (w workspace) Integration(ctx context.Context, id string) (models.Integration, bool, error) {
+	var rows []models.Integration
+	if err := w.db.WithContext(ctx).Select("id", "workspace_id", "name", "kind", "base_url").
+		Where("id = ? AND workspace_id = ?", id, w.id).Limit(1).Find(&rows).Error; err != nil {
+		return models.Integration{}, false, fmt.Errorf("binding: find integration: %w", err)
+	}
+	if len(rows) == 0 {
+		return models.Integration{}, false, nil
+	}
+	return rows[0], true, nil
+}
+
+func (w workspace) ConfiguredTools(ctx context.Context, names []string) ([]bindingspec.ConfiguredTool, error) {
+	var rows []bindingspec.ConfiguredTool
+	if err := w.db.WithContext(ctx).Model(&models.ConfiguredTool{}).Select("display_name", "base_tool").
+		Where("workspace_id = ? AND display_name IN ?", w.id, names).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("binding: find configured tools: %w", err)
+	}
+	return rows, nil
 }

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 )
 
 // maxCachedStatements bounds each dialect's cache of built SQL; shapes past
@@ -122,7 +122,7 @@ func appendKeyStrings(b []byte, ss []string) []byte {
 func pageLimit(q SelectQuery) (int, error) {
 	limit := q.Limit
 	if limit == 0 {
-		limit = binding.DefaultReadLimit
+		limit = bindingspec.DefaultReadLimit
 	}
 	if limit < 0 || q.Offset < 0 {
 		return 0, apperr.Invalidf("page: limit and offset must not be negative")
@@ -250,7 +250,7 @@ type writeColumns struct {
 func checkWrite(w WriteStmt) (writeColumns, error) {
 	var wc writeColumns
 	switch w.Mode {
-	case binding.ModeInsert, binding.ModeUpdate, binding.ModeUpsert:
+	case bindingspec.ModeInsert, bindingspec.ModeUpdate, bindingspec.ModeUpsert:
 	default:
 		return wc, fmt.Errorf("datasource: write to %s: unknown mode %q", w.Table, w.Mode)
 	}
@@ -262,7 +262,7 @@ func checkWrite(w WriteStmt) (writeColumns, error) {
 		wc.all = append(wc.all, c)
 	}
 	slices.Sort(wc.all)
-	if w.Mode == binding.ModeInsert {
+	if w.Mode == bindingspec.ModeInsert {
 		return wc, nil
 	}
 	if len(w.KeyColumns) == 0 {
@@ -284,7 +284,7 @@ func checkWrite(w WriteStmt) (writeColumns, error) {
 			wc.others = append(wc.others, c)
 		}
 	}
-	if w.Mode == binding.ModeUpdate && len(wc.others) == 0 {
+	if w.Mode == bindingspec.ModeUpdate && len(wc.others) == 0 {
 		return wc, apperr.Invalidf("write to %s: nothing to update besides the key columns", w.Table)
 	}
 	return wc, nil
@@ -324,7 +324,7 @@ func (d *dialect) buildWrite(w WriteStmt) (*statement, []any, error) {
 // compileWrite builds the SQL text of a write shape.
 func (d *dialect) compileWrite(table, mode string, wc writeColumns) (*statement, error) {
 	w := sqlWriter{d: d}
-	if mode == binding.ModeUpdate {
+	if mode == bindingspec.ModeUpdate {
 		w.WriteString("UPDATE ")
 		w.table(table)
 		w.WriteString(" SET ")
@@ -366,7 +366,7 @@ func (d *dialect) compileWrite(table, mode string, wc writeColumns) (*statement,
 		w.placeholder(c)
 	}
 	w.WriteString(")")
-	if mode == binding.ModeUpsert {
+	if mode == bindingspec.ModeUpsert {
 		w.WriteString(" ON CONFLICT (")
 		for i, k := range wc.keys {
 			if i > 0 {

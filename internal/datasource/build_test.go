@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 )
 
 func TestBuiltSQL(t *testing.T) {
@@ -21,7 +21,7 @@ func TestBuiltSQL(t *testing.T) {
 			"note":   nil,
 		},
 		FixedFilters: map[string]any{"status": "open"},
-		OrderBy:      []binding.Order{{Column: "amount", Desc: true}, {Column: "id"}},
+		OrderBy:      []bindingspec.Order{{Column: "amount", Desc: true}, {Column: "id"}},
 		Limit:        20, Offset: 40,
 	}
 	st, args, err := postgresDialect.buildSelect(q, 20)
@@ -35,7 +35,7 @@ func TestBuiltSQL(t *testing.T) {
 	require.Equal(t, "SELECT `id`, `we\"ird` FROM `sales`.`invoices` WHERE `amount` >= ? AND `note` IS NULL AND `status` = ? AND `status` IN (?, ?) AND `vendor` LIKE ? ORDER BY `amount` DESC, `id` ASC LIMIT ? OFFSET ?", st.sql)
 	require.Equal(t, []any{10.0, "open", "open", "held", "%acme%", 21, 40}, args)
 
-	w := WriteStmt{Table: "invoices", Mode: binding.ModeUpsert, KeyColumns: []string{"id"},
+	w := WriteStmt{Table: "invoices", Mode: bindingspec.ModeUpsert, KeyColumns: []string{"id"},
 		Values: map[string]any{"id": 1.0, "status": "paid", "meta": map[string]any{"a": 1.0}, "note": json.Number("12.50")}}
 	st, args, err = postgresDialect.buildWrite(w)
 	require.NoError(t, err)
@@ -46,13 +46,13 @@ func TestBuiltSQL(t *testing.T) {
 	require.Equal(t, "INSERT INTO `invoices` (`id`, `meta`, `note`, `status`) VALUES (?, ?, ?, ?) ON CONFLICT (`id`) DO UPDATE SET `meta` = excluded.`meta`, `note` = excluded.`note`, `status` = excluded.`status`", st.sql)
 	require.Equal(t, []any{1.0, `{"a":1}`, "12.50", "paid"}, args, "SQLite gets objects as JSON text")
 
-	w.Mode = binding.ModeUpdate
+	w.Mode = bindingspec.ModeUpdate
 	st, args, err = postgresDialect.buildWrite(w)
 	require.NoError(t, err)
 	require.Equal(t, `UPDATE "invoices" SET "meta" = $1, "note" = $2, "status" = $3 WHERE "id" = $4`, st.sql)
 	require.Equal(t, "1", args[3])
 
-	w.Mode = binding.ModeInsert
+	w.Mode = bindingspec.ModeInsert
 	st, _, err = sqliteDialect.buildWrite(w)
 	require.NoError(t, err)
 	require.Equal(t, "INSERT INTO `invoices` (`id`, `meta`, `note`, `status`) VALUES (?, ?, ?, ?)", st.sql)
@@ -89,7 +89,7 @@ func TestBadIdentifiers(t *testing.T) {
 	for _, name := range []string{"", "a\x00b", "\xff"} {
 		_, _, err := postgresDialect.buildSelect(SelectQuery{Table: "t", Columns: []string{name}}, 1)
 		require.Error(t, err, "%q", name)
-		_, _, err = sqliteDialect.buildWrite(WriteStmt{Table: "t", Mode: binding.ModeInsert, Values: map[string]any{name: 1}})
+		_, _, err = sqliteDialect.buildWrite(WriteStmt{Table: "t", Mode: bindingspec.ModeInsert, Values: map[string]any{name: 1}})
 		require.Error(t, err, "%q", name)
 	}
 }
@@ -180,7 +180,7 @@ func BenchmarkBuildSelect(b *testing.B) {
 	q := SelectQuery{Table: "invoices", Columns: []string{"id", "vendor", "amount", "status"},
 		Filters:      map[string]any{"status": "pending", "vendor": []any{"ACME", "Globex"}},
 		FixedFilters: map[string]any{"task_id": "t-1"},
-		OrderBy:      []binding.Order{{Column: "id"}}, Limit: 50}
+		OrderBy:      []bindingspec.Order{{Column: "id"}}, Limit: 50}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := postgresDialect.buildSelect(q, 50); err != nil {

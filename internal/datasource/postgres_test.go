@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/testkit"
 )
@@ -73,7 +73,7 @@ func TestPostgresBadValuesAreInvalid(t *testing.T) {
 			return err
 		}, "a value is out of range for its column's type"},
 		{"string too long", func() error {
-			_, err := f.src.Write(ctx, datasource.WriteStmt{Table: "typed", Mode: binding.ModeInsert,
+			_, err := f.src.Write(ctx, datasource.WriteStmt{Table: "typed", Mode: bindingspec.ModeInsert,
 				Values: map[string]any{"id": float64(1), "code": "toolong"}})
 			return err
 		}, "a value is too long for its column"},

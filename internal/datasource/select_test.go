@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 )
 
-var byID = []binding.Order{{Column: "id"}}
+var byID = []bindingspec.Order{{Column: "id"}}
 
 func inventory(filters map[string]any) datasource.SelectQuery {
 	return datasource.SelectQuery{Table: "inventory", Columns: []string{"id", "name", "qty", "price", "tag"},
@@ -110,7 +110,7 @@ func TestSelectPaging(t *testing.T) {
 		require.False(t, page.HasMore, "a page that ends exactly at the last row has no next page")
 
 		q = inventory(nil)
-		q.OrderBy = []binding.Order{{Column: "qty", Desc: true}, {Column: "id"}}
+		q.OrderBy = []bindingspec.Order{{Column: "qty", Desc: true}, {Column: "id"}}
 		q.Filters = map[string]any{"qty": map[string]any{"op": "is_null", "value": false}}
 		require.Equal(t, []int64{3, 1, 5, 2}, ids(t, f.src, q))
 

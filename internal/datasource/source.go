@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 )
 
 // Integration kinds served as data sources.
@@ -60,8 +60,8 @@ type SelectQuery struct {
 	// resolved), in the same forms; they are ANDed with Filters, so a request
 	// can narrow a read but never widen it.
 	FixedFilters map[string]any
-	OrderBy      []binding.Order
-	Limit        int // rows per page; 0 means binding.DefaultReadLimit
+	OrderBy      []bindingspec.Order
+	Limit        int // rows per page; 0 means bindingspec.DefaultReadLimit
 	Offset       int
 }
 
@@ -77,7 +77,7 @@ type Page struct {
 // WriteStmt is one row written by a write op.
 type WriteStmt struct {
 	Table string
-	Mode  string // binding.ModeInsert, ModeUpdate or ModeUpsert
+	Mode  string // bindingspec.ModeInsert, ModeUpdate or ModeUpsert
 	// KeyColumns identify the row for update and upsert (the conflict target);
 	// their values must be in Values.
 	KeyColumns []string

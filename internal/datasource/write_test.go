@@ -7,20 +7,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 )
 
 func insert(values map[string]any) datasource.WriteStmt {
-	return datasource.WriteStmt{Table: "inventory", Mode: binding.ModeInsert, Values: values}
+	return datasource.WriteStmt{Table: "inventory", Mode: bindingspec.ModeInsert, Values: values}
 }
 
 func update(values map[string]any) datasource.WriteStmt {
-	return datasource.WriteStmt{Table: "inventory", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Values: values}
+	return datasource.WriteStmt{Table: "inventory", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Values: values}
 }
 
 func upsert(values map[string]any) datasource.WriteStmt {
-	return datasource.WriteStmt{Table: "inventory", Mode: binding.ModeUpsert, KeyColumns: []string{"id"}, Values: values}
+	return datasource.WriteStmt{Table: "inventory", Mode: bindingspec.ModeUpsert, KeyColumns: []string{"id"}, Values: values}
 }
 
 func TestWriteModes(t *testing.T) {
@@ -59,7 +59,7 @@ func TestWriteModes(t *testing.T) {
 		require.Equal(t, 1, f.count(t, "inventory", "id = 12 AND qty = 2 AND tag = '7'"), "a number into a text column is stored as its text")
 		require.Equal(t, []int64{12}, ids(t, f.src, inventory(map[string]any{"qty": int64(2), "tag": []any{int64(7)}})))
 
-		label := datasource.WriteStmt{Table: "labels", Mode: binding.ModeUpsert, KeyColumns: []string{"name"},
+		label := datasource.WriteStmt{Table: "labels", Mode: bindingspec.ModeUpsert, KeyColumns: []string{"name"},
 			Values: map[string]any{"name": "urgent"}}
 		n, err = f.src.Write(ctx, label)
 		require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestWriteModes(t *testing.T) {
 		require.Zero(t, n, "an upsert of only the key leaves an existing row alone")
 		require.Equal(t, 1, f.count(t, "labels", "name = 'urgent'"))
 
-		notes := datasource.WriteStmt{Table: "inventory_notes", Mode: binding.ModeInsert,
+		notes := datasource.WriteStmt{Table: "inventory_notes", Mode: bindingspec.ModeInsert,
 			Values: map[string]any{"item_id": float64(1), "body": "ripe", "meta": map[string]any{"by": "reviewer", "score": 3.5}}}
 		n, err = f.src.Write(ctx, notes)
 		require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestWriteRefusals(t *testing.T) {
 			// phrasing) never reach the bundle; declared columns may.
 			{"unique violation", insert(map[string]any{"id": float64(30), "name": "apple"}), `a row with the same "name" already exists`},
 			{"not-null violation", insert(map[string]any{"id": float64(31), "name": nil}), `column "name" must not be null`},
-			{"not-null column the op does not write", datasource.WriteStmt{Table: "inventory_notes", Mode: binding.ModeInsert,
+			{"not-null column the op does not write", datasource.WriteStmt{Table: "inventory_notes", Mode: bindingspec.ModeInsert,
 				Values: map[string]any{"item_id": float64(1)}}, "the table needs a value for a column this op does not write"},
 			{"check violation", update(map[string]any{"id": float64(1), "qty": float64(-1)}), "a value breaks a check of the table"},
 			{"duplicate primary key", insert(map[string]any{"id": float64(1), "name": "other"}), `a row with the same "id" already exists`},

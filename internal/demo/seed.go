@@ -23,7 +23,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/auth"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/sdk"
@@ -237,8 +237,8 @@ func (d seeder) binding(ctx context.Context, info *Info) error {
 	if err != nil {
 		return err
 	}
-	v, err := d.p.Bindings.Create(ctx, info.WorkspaceID, Actor, binding.Input{
-		Name: BindingName, BindingKind: binding.KindPostgres, IntegrationID: info.IntegrationID, AllowedOperations: spec,
+	v, err := d.p.Bindings.Create(ctx, info.WorkspaceID, Actor, bindingspec.Input{
+		Name: BindingName, BindingKind: bindingspec.KindPostgres, IntegrationID: info.IntegrationID, AllowedOperations: spec,
 	})
 	info.BindingID = v.ID
 	return err
@@ -324,21 +324,21 @@ func (d seeder) task(ctx context.Context, info *Info) error {
 
 // Spec is the demo binding: read the invoices, hold one, and approve the
 // review (which records a decision and releases the parked task).
-func Spec() binding.Spec {
-	return binding.Spec{
-		Reads: []binding.Read{{
+func Spec() bindingspec.Spec {
+	return bindingspec.Spec{
+		Reads: []bindingspec.Read{{
 			Op: "list_invoices", Table: "invoices",
 			Columns:    []string{"id", "vendor", "amount", "status"},
 			Filterable: []string{"status", "vendor"},
-			OrderBy:    []binding.Order{{Column: "id"}},
+			OrderBy:    []bindingspec.Order{{Column: "id"}},
 			Limit:      50,
 		}},
-		Writes: []binding.Write{
-			{Op: "set_status", Table: "invoices", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"status"}},
-			{Op: "record_decision", Table: "decisions", Mode: binding.ModeInsert, Columns: []string{"decision", "note"},
+		Writes: []bindingspec.Write{
+			{Op: "set_status", Table: "invoices", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"status"}},
+			{Op: "record_decision", Table: "decisions", Mode: bindingspec.ModeInsert, Columns: []string{"decision", "note"},
 				FixedValues: map[string]any{"task_id": "{{task_id}}"}},
 		},
-		Actions: []binding.Action{{
+		Actions: []bindingspec.Action{{
 			Name: "approve_invoice", Writes: []string{"record_decision"}, FeedEvent: "invoice_approved", ResolvesAwait: true,
 		}},
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -33,14 +33,14 @@ func TestProducerSeedsRowsTheBundleReads(t *testing.T) {
 	require.NoError(t, err)
 	integ := models.Integration{ID: models.NewID(), WorkspaceID: ws, Name: "lines", Kind: "postgres", SecretsEnc: secrets}
 	require.NoError(t, db.Create(&integ).Error)
-	spec, err := json.Marshal(binding.Spec{
-		Reads: []binding.Read{{Op: "list_lines", Table: "lines", Columns: []string{"id", "label"},
-			FixedFilters: map[string]any{"task_id": "{{task_id}}"}, OrderBy: []binding.Order{{Column: "id"}}, Limit: 50}},
-		Writes: []binding.Write{{Op: "add_line", Table: "lines", Mode: binding.ModeInsert, Columns: []string{"id", "label"},
+	spec, err := json.Marshal(bindingspec.Spec{
+		Reads: []bindingspec.Read{{Op: "list_lines", Table: "lines", Columns: []string{"id", "label"},
+			FixedFilters: map[string]any{"task_id": "{{task_id}}"}, OrderBy: []bindingspec.Order{{Column: "id"}}, Limit: 50}},
+		Writes: []bindingspec.Write{{Op: "add_line", Table: "lines", Mode: bindingspec.ModeInsert, Columns: []string{"id", "label"},
 			FixedValues: map[string]any{"task_id": "{{task_id}}"}}},
 	})
 	require.NoError(t, err)
-	b, err := rs.P.Bindings.Create(ctx, ws, "test", binding.Input{Name: "lines", BindingKind: binding.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec})
+	b, err := rs.P.Bindings.Create(ctx, ws, "test", bindingspec.Input{Name: "lines", BindingKind: bindingspec.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec})
 	require.NoError(t, err)
 	bundleID := models.NewID()
 	require.NoError(t, db.Create(&models.Bundle{ID: bundleID, Version: 1, WorkspaceID: ws, Name: "lines", SHA256: "00", ContentType: "text/html", Size: 1, StorageKey: "k"}).Error)

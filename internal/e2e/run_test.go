@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
@@ -50,8 +50,8 @@ type runStack struct {
 }
 
 // runBinding grants one op per executor.
-var runBinding = binding.Spec{
-	Tools: []binding.Tool{
+var runBinding = bindingspec.Spec{
+	Tools: []bindingspec.Tool{
 		{Op: "double", Tool: "Double", Params: []string{"x"}},
 		{Op: "raise", Tool: "Raiser"},
 		{Op: "sleep", Tool: "Sleeper"},
@@ -146,7 +146,7 @@ func (rs *runStack) setUp(t *testing.T) {
 	}
 	spec, err := json.Marshal(runBinding)
 	require.NoError(t, err)
-	b, err := rs.P.Bindings.Create(ctx, ws, "test", binding.Input{Name: "runs", BindingKind: binding.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec})
+	b, err := rs.P.Bindings.Create(ctx, ws, "test", bindingspec.Input{Name: "runs", BindingKind: bindingspec.KindPostgres, IntegrationID: integ.ID, AllowedOperations: spec})
 	require.NoError(t, err)
 
 	// A tool the binding named when it was saved, deleted since.

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -53,12 +53,12 @@ type credentials struct {
 }
 
 // credentialsFor reads the secrets the call's auth kind needs from integ.
-func (g *Gateway) credentialsFor(call *binding.HTTPCall, integ *models.Integration) (credentials, error) {
-	kind := binding.AuthNone
+func (g *Gateway) credentialsFor(call *bindingspec.HTTPCall, integ *models.Integration) (credentials, error) {
+	kind := bindingspec.AuthNone
 	if call.Auth != nil && call.Auth.Kind != "" {
 		kind = call.Auth.Kind
 	}
-	if kind == binding.AuthNone {
+	if kind == bindingspec.AuthNone {
 		return credentials{}, nil
 	}
 	if integ == nil {
@@ -72,18 +72,18 @@ func (g *Gateway) credentialsFor(call *binding.HTTPCall, integ *models.Integrati
 		return credentials{}, apperr.Wrap(err, apperr.Internal, "open the secrets of integration %q", integ.Name)
 	}
 	switch kind {
-	case binding.AuthBearer:
+	case bindingspec.AuthBearer:
 		if s.BearerToken == "" {
 			return credentials{}, apperr.New(apperr.BadGateway, "integration %q has no bearer_token secret", integ.Name)
 		}
 		return credentials{bearer: s.BearerToken}, nil
-	case binding.AuthOAuth2Password, binding.AuthClientCredentials:
+	case bindingspec.AuthOAuth2Password, bindingspec.AuthClientCredentials:
 		return oauthCredentials(call, integ, kind, s.OAuth)
 	}
 	return credentials{}, apperr.New(apperr.Internal, "http_call %q: unknown auth.kind %q", call.Op, kind)
 }
 
-func oauthCredentials(call *binding.HTTPCall, integ *models.Integration, kind string, raw json.RawMessage) (credentials, error) {
+func oauthCredentials(call *bindingspec.HTTPCall, integ *models.Integration, kind string, raw json.RawMessage) (credentials, error) {
 	var oc OAuthConfig
 	if len(raw) == 0 || json.Unmarshal(raw, &oc) != nil {
 		return credentials{}, apperr.New(apperr.BadGateway, "integration %q has no oauth_config secret (an object) for auth.kind %s", integ.Name, kind)
@@ -102,7 +102,7 @@ func oauthCredentials(call *binding.HTTPCall, integ *models.Integration, kind st
 		integration: integ.ID, tokenURL: call.Auth.TokenURL, scope: scope, credential: hex.EncodeToString(version[:8]),
 	}}
 	switch kind {
-	case binding.AuthClientCredentials:
+	case bindingspec.AuthClientCredentials:
 		if oc.ClientID == "" || oc.ClientSecret == "" {
 			return credentials{}, apperr.New(apperr.BadGateway, "integration %q: oauth_config needs client_id and client_secret for client_credentials", integ.Name)
 		}
@@ -124,7 +124,7 @@ func oauthCredentials(call *binding.HTTPCall, integ *models.Integration, kind st
 // tokenError turns a failed grant into the caller's error: 403 when the
 // guard refused the token URL's address, else 502. Neither quotes the token
 // endpoint; the caller logs the cause.
-func tokenError(call *binding.HTTPCall, err error) error {
+func tokenError(call *bindingspec.HTTPCall, err error) error {
 	if IsBlocked(err) {
 		return apperr.Wrap(errBlocked, apperr.Forbidden, "http_call %q: the token URL resolves to a refused address", call.Op)
 	}

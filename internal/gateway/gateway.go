@@ -17,7 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/placeholder"
 	"github.com/appruntime/appruntime/models"
@@ -161,7 +161,7 @@ func New(o Options) *Gateway {
 // failure before that is an error: an absent or unusable value 400, an
 // integration of another workspace or a refused address 403, a token grant
 // or transport failure 502.
-func (g *Gateway) Call(ctx context.Context, call *binding.HTTPCall, in CallInput) (Response, error) {
+func (g *Gateway) Call(ctx context.Context, call *bindingspec.HTTPCall, in CallInput) (Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	integ, err := g.integration(ctx, call, in.WorkspaceID)
@@ -189,7 +189,7 @@ func (g *Gateway) Call(ctx context.Context, call *binding.HTTPCall, in CallInput
 // callWithToken sends with the cached token; an upstream 401 evicts exactly
 // that token and the call is sent once more, body and all, with a fresh one.
 // A second 401 is an error: the integration's credentials are not accepted.
-func (g *Gateway) callWithToken(ctx context.Context, call *binding.HTTPCall, out outbound, creds credentials) (Response, error) {
+func (g *Gateway) callWithToken(ctx context.Context, call *bindingspec.HTTPCall, out outbound, creds credentials) (Response, error) {
 	for attempt := 1; ; attempt++ {
 		tok, err := g.tokens.get(ctx, creds.key, g.grant(creds))
 		if err != nil {
@@ -225,7 +225,7 @@ func (g *Gateway) grant(creds credentials) func(context.Context) (*oauth2.Token,
 
 // integration loads the call's integration and checks it is of workspaceID;
 // nil when the call names none.
-func (g *Gateway) integration(ctx context.Context, call *binding.HTTPCall, workspaceID string) (*models.Integration, error) {
+func (g *Gateway) integration(ctx context.Context, call *bindingspec.HTTPCall, workspaceID string) (*models.Integration, error) {
 	if call.IntegrationID == "" {
 		return nil, nil
 	}
@@ -254,7 +254,7 @@ type outbound struct {
 }
 
 // render fills the call's url, query, headers and body_template.
-func render(call *binding.HTTPCall, src placeholder.Source) (outbound, error) {
+func render(call *bindingspec.HTTPCall, src placeholder.Source) (outbound, error) {
 	u, err := placeholder.URL(call.URL, src)
 	if err != nil {
 		return outbound{}, err
@@ -321,7 +321,7 @@ func withQuery(u, query string) string {
 
 // send sends one attempt. A failure to get any reply is an error: 403 when
 // the guard refused the address, else 502; the cause is logged.
-func (g *Gateway) send(ctx context.Context, call *binding.HTTPCall, out outbound, creds credentials, tok *oauth2.Token) (*http.Response, error) {
+func (g *Gateway) send(ctx context.Context, call *bindingspec.HTTPCall, out outbound, creds credentials, tok *oauth2.Token) (*http.Response, error) {
 	var body *bytes.Reader
 	if out.body != nil {
 		body = bytes.NewReader(out.body)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/testkit"
 )
@@ -187,7 +187,7 @@ func TestHeadersAndBody(t *testing.T) {
 	e := newEnv(t)
 	up := newUpstream(t, jsonReply(`{"ok":true}`))
 	g := e.gateway(gateway.Options{})
-	c := &binding.HTTPCall{
+	c := &bindingspec.HTTPCall{
 		Op: "export", Method: "POST", URL: up.URL + "/tasks/{{task_id}}/export",
 		Headers:              map[string]string{"X-Tenant": "{{tenant}}", "Accept-Encoding": "br", "X-Step": "{{step_id}}"},
 		BodyTemplate:         json.RawMessage(`{"task":"{{task_id}}","name":"{{name}}","email":"{{email}}","items":[{"sku":"{{sku}}","note":"{{note}}"}],"amount":"{{amount}}"}`),
@@ -224,7 +224,7 @@ func TestIntegrationOfAnotherWorkspaceIs403(t *testing.T) {
 
 	c := call(up.URL + "/x")
 	c.IntegrationID = other.ID
-	c.Auth = &binding.Auth{Kind: binding.AuthBearer}
+	c.Auth = &bindingspec.Auth{Kind: bindingspec.AuthBearer}
 	_, err := g.Call(context.Background(), c, e.input(nil))
 	require.Equal(t, apperr.Forbidden, apperr.CodeOf(err), "%v", err)
 	c.Auth = nil // even with no auth, the integration must be the workspace's
@@ -236,7 +236,7 @@ func TestIntegrationOfAnotherWorkspaceIs403(t *testing.T) {
 	require.Zero(t, up.hits.Load())
 
 	c.IntegrationID = mine.ID
-	c.Auth = &binding.Auth{Kind: binding.AuthBearer}
+	c.Auth = &bindingspec.Auth{Kind: bindingspec.AuthBearer}
 	c.Headers = map[string]string{"Authorization": "Bearer {{spoof}}"}
 	_, err = g.Call(context.Background(), c, e.input(map[string]any{"spoof": "x"}))
 	require.NoError(t, err)
@@ -250,7 +250,7 @@ func TestBearerWithoutItsSecretIs502(t *testing.T) {
 	integ := e.integration(t, e.tenant.Workspace.ID, map[string]any{"dsn": "unrelated"})
 	c := call(up.URL + "/x")
 	c.IntegrationID = integ.ID
-	c.Auth = &binding.Auth{Kind: binding.AuthBearer}
+	c.Auth = &bindingspec.Auth{Kind: bindingspec.AuthBearer}
 	_, err := e.gateway(gateway.Options{}).Call(context.Background(), c, e.input(nil))
 	require.Equal(t, apperr.BadGateway, apperr.CodeOf(err))
 	require.ErrorContains(t, err, `integration "crm" has no bearer_token secret`)

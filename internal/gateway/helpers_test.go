@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/logging"
@@ -250,6 +250,6 @@ func (l *txIntegrations) Integration(ctx context.Context, id string) (models.Int
 }
 
 // call is a GET http_call on url.
-func call(url string) *binding.HTTPCall {
-	return &binding.HTTPCall{Op: "lookup", Method: "GET", URL: url}
+func call(url string) *bindingspec.HTTPCall {
+	return &bindingspec.HTTPCall{Op: "lookup", Method: "GET", URL: url}
 }

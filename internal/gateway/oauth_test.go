@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/gateway"
 )
 
@@ -77,10 +77,10 @@ func tokenUpstream(t *testing.T, accept func(token string) bool) *upstream {
 }
 
 // oauthCall is a POST with a body, authenticated by kind through integ.
-func oauthCall(upURL, tokenURL, integrationID, kind string) *binding.HTTPCall {
-	return &binding.HTTPCall{
+func oauthCall(upURL, tokenURL, integrationID, kind string) *bindingspec.HTTPCall {
+	return &bindingspec.HTTPCall{
 		Op: "lookup_account", Method: "POST", URL: upURL + "/accounts/search", IntegrationID: integrationID,
-		Auth:         &binding.Auth{Kind: kind, TokenURL: tokenURL},
+		Auth:         &bindingspec.Auth{Kind: kind, TokenURL: tokenURL},
 		BodyTemplate: json.RawMessage(`{"name":"{{name}}"}`),
 	}
 }
@@ -95,7 +95,7 @@ func TestA401RefetchesOnceAndReplaysTheBody(t *testing.T) {
 	integ := e.integration(t, e.tenant.Workspace.ID, clientSecrets)
 	g := e.gateway(gateway.Options{})
 
-	res, err := g.Call(context.Background(), oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials),
+	res, err := g.Call(context.Background(), oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials),
 		e.input(map[string]any{"name": "ACME"}))
 	require.NoError(t, err)
 	require.Equal(t, 200, res.Status)
@@ -113,7 +113,7 @@ func TestA401RefetchesOnceAndReplaysTheBody(t *testing.T) {
 	require.Equal(t, "app:s3cret", ts.basic[0])
 
 	// The fresh token is cached: the next call fetches none.
-	_, err = g.Call(context.Background(), oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials),
+	_, err = g.Call(context.Background(), oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials),
 		e.input(map[string]any{"name": "ACME"}))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, ts.issued.Load())
@@ -128,7 +128,7 @@ func TestTwo401sAreAnErrorWithoutAThirdCall(t *testing.T) {
 	integ := e.integration(t, e.tenant.Workspace.ID, clientSecrets)
 	g := e.gateway(gateway.Options{})
 
-	_, err := g.Call(requestCtx("req-401"), oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials),
+	_, err := g.Call(requestCtx("req-401"), oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials),
 		e.input(map[string]any{"name": "ACME"}))
 	require.Equal(t, apperr.BadGateway, apperr.CodeOf(err), "%v", err)
 	require.EqualValues(t, 2, up.hits.Load(), "no third call")
@@ -166,7 +166,7 @@ func TestFiftyConcurrent401sRefetchOnce(t *testing.T) {
 	})
 	integ := e.integration(t, e.tenant.Workspace.ID, clientSecrets)
 	g := e.gateway(gateway.Options{})
-	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials)
+	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials)
 
 	_, err := g.Call(context.Background(), c, e.input(map[string]any{"name": "warm"}))
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestTokensAreCachedPerScopeAndCredential(t *testing.T) {
 	up := tokenUpstream(t, func(string) bool { return true })
 	integ := e.integration(t, e.tenant.Workspace.ID, clientSecrets)
 	g := e.gateway(gateway.Options{})
-	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials)
+	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials)
 	send := func() string {
 		t.Helper()
 		res, err := g.Call(context.Background(), c, e.input(map[string]any{"name": "x"}))
@@ -237,7 +237,7 @@ func TestExpiredTokensAreRefetched(t *testing.T) {
 	up := tokenUpstream(t, func(string) bool { return true })
 	integ := e.integration(t, e.tenant.Workspace.ID, clientSecrets)
 	g := e.gateway(gateway.Options{})
-	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials)
+	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials)
 	for range 3 {
 		_, err := g.Call(context.Background(), c, e.input(map[string]any{"name": "x"}))
 		require.NoError(t, err)
@@ -252,7 +252,7 @@ func TestPasswordGrant(t *testing.T) {
 	up := tokenUpstream(t, func(string) bool { return true })
 	integ := e.integration(t, e.tenant.Workspace.ID, map[string]any{"oauth_config": map[string]any{"username": "svc", "password": "pw"}})
 	g := e.gateway(gateway.Options{})
-	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthOAuth2Password)
+	c := oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthOAuth2Password)
 	c.Auth.Scope = "a b"
 	res, err := g.Call(context.Background(), c, e.input(map[string]any{"name": "x"}))
 	require.NoError(t, err)
@@ -274,7 +274,7 @@ func TestTokenFailures(t *testing.T) {
 	ts := newTokenServer(t)
 	ts.fail, ts.failBody = 400, `{"error":"invalid_client","error_description":"TOKEN-ENDPOINT-WORDS"}`
 	g := e.gateway(gateway.Options{})
-	_, err := g.Call(requestCtx("req-token"), oauthCall(up.URL, ts.URL+"/token", integ.ID, binding.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
+	_, err := g.Call(requestCtx("req-token"), oauthCall(up.URL, ts.URL+"/token", integ.ID, bindingspec.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
 	require.Equal(t, apperr.BadGateway, apperr.CodeOf(err))
 	_, _, msg := apperr.Public(err)
 	require.Equal(t, `http_call "lookup_account": could not obtain a token from the token URL`, msg)
@@ -286,7 +286,7 @@ func TestTokenFailures(t *testing.T) {
 	moved := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ts.URL+"/token", http.StatusTemporaryRedirect)
 	})
-	_, err = g.Call(context.Background(), oauthCall(up.URL, moved.URL+"/token", integ.ID, binding.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
+	_, err = g.Call(context.Background(), oauthCall(up.URL, moved.URL+"/token", integ.ID, bindingspec.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
 	require.Equal(t, apperr.BadGateway, apperr.CodeOf(err))
 	require.EqualValues(t, 1, ts.hits.Load())
 
@@ -294,7 +294,7 @@ func TestTokenFailures(t *testing.T) {
 	blocked := newTokenServer(t)
 	gb := e.gateway(gateway.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	tokenURL := strings.Replace(blocked.URL, "127.0.0.1", "127.0.0.2", 1) + "/token"
-	_, err = gb.Call(context.Background(), oauthCall(up.URL, tokenURL, integ.ID, binding.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
+	_, err = gb.Call(context.Background(), oauthCall(up.URL, tokenURL, integ.ID, bindingspec.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
 	require.Equal(t, apperr.Forbidden, apperr.CodeOf(err), "%v", err)
 	require.True(t, gateway.IsBlockedCall(err))
 	require.Zero(t, blocked.hits.Load())
@@ -302,7 +302,7 @@ func TestTokenFailures(t *testing.T) {
 
 	// An integration without oauth_config.
 	bare := e.integration(t, e.tenant.Workspace.ID, map[string]any{"bearer_token": "x"})
-	_, err = g.Call(context.Background(), oauthCall(up.URL, ts.URL+"/token", bare.ID, binding.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
+	_, err = g.Call(context.Background(), oauthCall(up.URL, ts.URL+"/token", bare.ID, bindingspec.AuthClientCredentials), e.input(map[string]any{"name": "x"}))
 	require.Equal(t, apperr.BadGateway, apperr.CodeOf(err))
 	require.ErrorContains(t, err, `integration "crm" has no oauth_config secret`)
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 )
 
 // MaxReplyBytes caps an upstream reply after decompression (seed 000: 1 MiB).
@@ -27,7 +27,7 @@ var ErrReplyTooLarge = errors.New("gateway: reply over MaxReplyBytes")
 
 // reply reads res into a Response: JSON as body, anything else as text, a
 // reply over MaxReplyBytes as ReplyTooLargeNote.
-func (g *Gateway) reply(ctx context.Context, call *binding.HTTPCall, res *http.Response) (Response, error) {
+func (g *Gateway) reply(ctx context.Context, call *bindingspec.HTTPCall, res *http.Response) (Response, error) {
 	defer res.Body.Close()
 	raw, err := ReadCapped(res)
 	switch {

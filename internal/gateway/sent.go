@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/placeholder"
 )
 
@@ -61,7 +61,7 @@ func sentOf(op, method, url string, header http.Header, body []byte) Sent {
 // Preview fills call's templates as Call would and returns the request
 // without sending it (nor fetching a token): a rest write, which cannot be
 // rolled back, is shown this way. Its errors are Call's pre-flight ones.
-func (g *Gateway) Preview(ctx context.Context, call *binding.HTTPCall, in CallInput) (Sent, error) {
+func (g *Gateway) Preview(ctx context.Context, call *bindingspec.HTTPCall, in CallInput) (Sent, error) {
 	integ, err := g.integration(ctx, call, in.WorkspaceID)
 	if err != nil {
 		return Sent{}, err

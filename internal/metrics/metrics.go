@@ -31,7 +31,7 @@ const Other = "other"
 // has the queues, any process the database).
 type Options struct {
 	// Capabilities are the capability names /capability may record as its
-	// op kind (binding.Catalog's names); any other is "other".
+	// op kind (bindingspec.Catalog's names); any other is "other".
 	Capabilities []string
 	// Queues, when set, exports the depth and latency of these asynq queues.
 	Queues *QueueSource

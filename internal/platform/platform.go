@@ -19,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/config"
@@ -179,7 +180,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		BundleBaseURL: o.Config.BundleBaseURL,
 		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
 		ServedFunc:    func(name string) bool { return p.ServedCapabilities[name] },
-		VerbsFunc:     func(kind string, spec binding.Spec) []string { return p.Runtime.ServedVerbs(kind, spec) },
+		VerbsFunc:     func(kind string, spec bindingspec.Spec) []string { return p.Runtime.ServedVerbs(kind, spec) },
 		ToolServedFunc: func(base string) bool {
 			return p.Runtime != nil && p.Runtime.Jobs != nil && p.Runtime.ServedTools[base]
 		},
@@ -344,7 +345,7 @@ func (p *Platform) buildFiles() error {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
 	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine})
-	for _, c := range binding.Catalog {
+	for _, c := range bindingspec.Catalog {
 		if p.Capabilities.Serves(c.Name) {
 			p.ServedCapabilities[c.Name] = true
 		}
@@ -357,8 +358,8 @@ func (p *Platform) buildFiles() error {
 func (p *Platform) buildMetrics() {
 	o := p.Options
 	p.Inspector = asynq.NewInspectorFromRedisClient(o.Redis)
-	capabilities := make([]string, 0, len(binding.Catalog))
-	for _, c := range binding.Catalog {
+	capabilities := make([]string, 0, len(bindingspec.Catalog))
+	for _, c := range bindingspec.Catalog {
 		capabilities = append(capabilities, c.Name)
 	}
 	p.JobQueues = queue.New(o.Store, o.Redis, o.Queues.Lookup, o.Queues.Extract, o.Queues.Script, o.Queues.Events)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/review"
@@ -145,7 +146,7 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 // refusing upstream; lost reports a commit whose answer was lost in flight
 // (datasource.AnswerLost), the one failure after which the writes may
 // nevertheless have committed.
-func (s *Service) runWrites(ctx context.Context, c session.Claims, b *binding.Loaded, act *binding.Action,
+func (s *Service) runWrites(ctx context.Context, c session.Claims, b *binding.Loaded, act *bindingspec.Action,
 	src datasource.Source, stmts []datasource.WriteStmt, values map[string]any, results, responses map[string]any) (lost bool, err error) {
 	var tx datasource.Tx
 	if src != nil {
@@ -174,7 +175,7 @@ func (s *Service) runWrites(ctx context.Context, c session.Claims, b *binding.Lo
 
 // callAll runs the action's http_calls in order. A non-2xx upstream fails the
 // action with 502, carrying what was answered so far.
-func (s *Service) callAll(ctx context.Context, c session.Claims, b *binding.Loaded, act *binding.Action,
+func (s *Service) callAll(ctx context.Context, c session.Claims, b *binding.Loaded, act *bindingspec.Action,
 	values map[string]any, results, responses map[string]any) error {
 	if len(act.HTTPCalls) == 0 {
 		return nil

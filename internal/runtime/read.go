@@ -5,6 +5,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/session"
 )
@@ -45,12 +46,12 @@ func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Resu
 	return s.lookup(ctx, c, call, values)
 }
 
-func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, p readPayload) (Result, error) {
+func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loaded, op *bindingspec.Read, p readPayload) (Result, error) {
 	columns, limit, err := readShape(op, p)
 	if err != nil {
 		return Result{}, err
 	}
-	if b.Kind == binding.KindREST {
+	if b.Kind == bindingspec.KindREST {
 		return s.restRead(ctx, c, b, op, p, columns, limit)
 	}
 	offset, err := decodeCursor(s.CursorKey, p.Cursor, b.ID, op.Op)
@@ -86,7 +87,7 @@ func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loa
 // readShape checks a read request against its op: the columns it returns
 // (a subset of the declared ones, all by default), its filters (on
 // filterable columns only) and its page size (at most the op's limit).
-func readShape(op *binding.Read, p readPayload) (columns []string, limit int, err error) {
+func readShape(op *bindingspec.Read, p readPayload) (columns []string, limit int, err error) {
 	columns = op.Columns
 	if len(p.Columns) > 0 {
 		for _, col := range p.Columns {
@@ -103,7 +104,7 @@ func readShape(op *binding.Read, p readPayload) (columns []string, limit int, er
 	}
 	limit = op.Limit
 	if limit <= 0 {
-		limit = binding.DefaultReadLimit
+		limit = bindingspec.DefaultReadLimit
 	}
 	if p.Limit < 0 {
 		return nil, 0, apperr.Invalidf("limit must not be negative")
@@ -116,7 +117,7 @@ func readShape(op *binding.Read, p readPayload) (columns []string, limit int, er
 
 // lookup runs an http_calls op: rate-limited per surface, bounded by the
 // process-wide bulkhead, and answered with the upstream's own status and body.
-func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HTTPCall, values map[string]any) (Result, error) {
+func (s *Service) lookup(ctx context.Context, c session.Claims, call *bindingspec.HTTPCall, values map[string]any) (Result, error) {
 	if s.Gateway == nil {
 		return Result{}, apperr.NotImplementedf("this deployment has no HTTP gateway; http_calls are not served")
 	}
@@ -130,7 +131,7 @@ func (s *Service) lookup(ctx context.Context, c session.Claims, call *binding.HT
 // callUpstream sends one read request upstream for a session, as a lookup
 // and a rest read do: the surface's rate limit first, then a slot of the
 // process-wide bulkhead for the call.
-func (s *Service) callUpstream(ctx context.Context, c session.Claims, call *binding.HTTPCall, values map[string]any) (Response, error) {
+func (s *Service) callUpstream(ctx context.Context, c session.Claims, call *bindingspec.HTTPCall, values map[string]any) (Response, error) {
 	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
 		return Response{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/session"
 )
@@ -19,7 +20,7 @@ import (
 // postgres read, one row per object, the op's columns taken by key.
 
 // restCall is op's request as the gateway's call, on the binding's integration.
-func (s *Service) restCall(ctx context.Context, b *binding.Loaded, op string, r *binding.Request) (*binding.HTTPCall, error) {
+func (s *Service) restCall(ctx context.Context, b *binding.Loaded, op string, r *bindingspec.Request) (*bindingspec.HTTPCall, error) {
 	if s.Gateway == nil {
 		return nil, apperr.NotImplementedf("this deployment has no HTTP gateway; the reads and writes of a rest binding are not served")
 	}
@@ -38,7 +39,7 @@ func (s *Service) restCall(ctx context.Context, b *binding.Loaded, op string, r 
 // reply's objects become rows. Like a lookup it is rate-limited per surface
 // and bounded by the bulkhead. It has one page: a cursor is refused and
 // rows past the limit are not returned.
-func (s *Service) restRead(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Read, p readPayload, columns []string, limit int) (Result, error) {
+func (s *Service) restRead(ctx context.Context, c session.Claims, b *binding.Loaded, op *bindingspec.Read, p readPayload, columns []string, limit int) (Result, error) {
 	if p.Cursor != "" {
 		return Result{}, apperr.Invalidf("op %q is a rest read: its reply is one page, there is no cursor", op.Op)
 	}
@@ -60,7 +61,7 @@ func (s *Service) restRead(ctx context.Context, c session.Claims, b *binding.Loa
 
 // restFilterValues are a rest read's placeholder values: each filterable
 // column's filter, "" (no filter) when the request leaves it out.
-func restFilterValues(op *binding.Read, p readPayload) map[string]any {
+func restFilterValues(op *bindingspec.Read, p readPayload) map[string]any {
 	values := make(map[string]any, len(op.Filterable))
 	for _, col := range op.Filterable {
 		values[col] = ""
@@ -118,7 +119,7 @@ var bodyMethods = []string{http.MethodPost, http.MethodPut, http.MethodPatch}
 // A 2xx reply is one row affected; anything else is 502 and no feed row.
 // The write intent is kept as outcome unknown only when the request may
 // have reached the upstream without an answer.
-func (s *Service) restWrite(ctx context.Context, c session.Claims, b *binding.Loaded, op *binding.Write, row, values map[string]any) (Result, error) {
+func (s *Service) restWrite(ctx context.Context, c session.Claims, b *binding.Loaded, op *bindingspec.Write, row, values map[string]any) (Result, error) {
 	call, err := s.restCall(ctx, b, op.Op, op.Request)
 	if err != nil {
 		return Result{}, err

@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/session"
 )
 
@@ -98,7 +98,7 @@ func (s *Service) OpKind(ctx context.Context, c session.Claims, verb string, bod
 		return ""
 	}
 	if verb == "capability" {
-		if _, known := binding.LookupCapability(r.Op); known {
+		if _, known := bindingspec.LookupCapability(r.Op); known {
 			return r.Op
 		}
 		return ""

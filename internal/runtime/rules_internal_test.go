@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/session"
 )
 
@@ -53,13 +53,13 @@ func TestFillFixed(t *testing.T) {
 func TestWriteStmt(t *testing.T) {
 	t.Parallel()
 	task := map[string]any{"task_id": "{{task_id}}"}
-	insert := &binding.Write{Op: "record", Table: "decisions", Mode: binding.ModeInsert, Columns: []string{"decision"}, FixedValues: task}
-	update := &binding.Write{Op: "save", Table: "lines", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"qty"}}
-	scoped := &binding.Write{Op: "save", Table: "lines", Mode: binding.ModeUpsert, KeyColumns: []string{"id", "task_id"}, Columns: []string{"qty"}, FixedValues: task}
-	unscoped := &binding.Write{Op: "reassign", Table: "lines", Mode: binding.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"qty"}, FixedValues: task}
+	insert := &bindingspec.Write{Op: "record", Table: "decisions", Mode: bindingspec.ModeInsert, Columns: []string{"decision"}, FixedValues: task}
+	update := &bindingspec.Write{Op: "save", Table: "lines", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"qty"}}
+	scoped := &bindingspec.Write{Op: "save", Table: "lines", Mode: bindingspec.ModeUpsert, KeyColumns: []string{"id", "task_id"}, Columns: []string{"qty"}, FixedValues: task}
+	unscoped := &bindingspec.Write{Op: "reassign", Table: "lines", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"qty"}, FixedValues: task}
 	for _, tc := range []struct {
 		name string
-		op   *binding.Write
+		op   *bindingspec.Write
 		row  map[string]any
 		want map[string]any
 		code apperr.Code
@@ -94,11 +94,11 @@ func TestWriteStmt(t *testing.T) {
 
 func TestReadShape(t *testing.T) {
 	t.Parallel()
-	op := &binding.Read{Op: "list", Table: "lines", Columns: []string{"id", "sku", "qty"}, Filterable: []string{"sku"}, Limit: 50}
-	unlimited := &binding.Read{Op: "all", Table: "lines", Columns: []string{"id"}}
+	op := &bindingspec.Read{Op: "list", Table: "lines", Columns: []string{"id", "sku", "qty"}, Filterable: []string{"sku"}, Limit: 50}
+	unlimited := &bindingspec.Read{Op: "all", Table: "lines", Columns: []string{"id"}}
 	for _, tc := range []struct {
 		name    string
-		op      *binding.Read
+		op      *bindingspec.Read
 		p       readPayload
 		columns []string
 		limit   int
@@ -113,7 +113,7 @@ func TestReadShape(t *testing.T) {
 		{"a smaller page", op, readPayload{Limit: 10}, []string{"id", "sku", "qty"}, 10, "", ""},
 		{"a larger page is the op's limit", op, readPayload{Limit: 500}, []string{"id", "sku", "qty"}, 50, "", ""},
 		{"a negative page", op, readPayload{Limit: -1}, nil, 0, apperr.Invalid, "limit must not be negative"},
-		{"an op without a limit pages by the default", unlimited, readPayload{}, []string{"id"}, binding.DefaultReadLimit, "", ""},
+		{"an op without a limit pages by the default", unlimited, readPayload{}, []string{"id"}, bindingspec.DefaultReadLimit, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			columns, limit, err := readShape(tc.op, tc.p)

@@ -11,10 +11,10 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/session"
-	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -31,7 +31,7 @@ type RunJobs interface {
 // lists reach the tool, and the session's ids always win. A binding that
 // lists a stored setting in params is 403; a tool that is neither is 501.
 func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	v, op, err := prelude[*binding.Tool, map[string]json.RawMessage](ctx, s, c, body, "run", (*binding.Loaded).Tool)
+	v, op, err := prelude[*bindingspec.Tool, map[string]json.RawMessage](ctx, s, c, body, "run", (*binding.Loaded).Tool)
 	if err != nil {
 		return Result{}, err
 	}
@@ -43,7 +43,7 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	if err := tool.CheckParams(base, op.Params); err != nil {
+	if err := bindingspec.CheckParams(base, op.Params); err != nil {
 		return Result{}, err
 	}
 	if s.Jobs == nil || !s.ServedTools[base] {
@@ -128,7 +128,7 @@ func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte)
 		return Result{}, err
 	}
 	r, b := v.Request, v.b
-	capability, known := binding.LookupCapability(r.Op)
+	capability, known := bindingspec.LookupCapability(r.Op)
 	if !known {
 		return Result{}, apperr.Forbiddenf("capability %q is not granted by this binding", r.Op)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/appruntime/appruntime/internal/apperr"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/session"
 )
@@ -36,7 +36,7 @@ func (s *Service) Seed(ctx context.Context, c session.Claims, rows []SeedWrite) 
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	if b.Kind == binding.KindREST {
+	if b.Kind == bindingspec.KindREST {
 		return 0, apperr.Invalidf("a producer cannot seed rows through a REST binding")
 	}
 	stmts := make([]datasource.WriteStmt, len(rows))

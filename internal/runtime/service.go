@@ -12,6 +12,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/gateway"
@@ -29,7 +30,7 @@ type Gateway interface {
 	// step_id and workspace_id from in.Session only) and sends it. An upstream
 	// that answers at all, whatever its status, is a Response; only a
 	// pre-flight failure (URL blocked, token acquisition, transport) is an error.
-	Call(ctx context.Context, call *binding.HTTPCall, in CallInput) (Response, error)
+	Call(ctx context.Context, call *bindingspec.HTTPCall, in CallInput) (Response, error)
 }
 
 // CallInput is what a Gateway needs besides the template (gateway.CallInput).
@@ -176,9 +177,9 @@ func recordFeed(ctx context.Context, tx *gorm.DB, c session.Claims, typ, name st
 // for its http_calls or rest requests, no executor for its tools, no
 // served capability) is left out, so the mint advertises only what a
 // bundle can use (seed 000, "What the mint returns").
-func (s *Service) ServedVerbs(kind string, spec binding.Spec) []string {
+func (s *Service) ServedVerbs(kind string, spec bindingspec.Spec) []string {
 	gateway := s.Gateway != nil
-	data := kind != binding.KindREST || gateway // a rest binding's reads and writes are requests
+	data := kind != bindingspec.KindREST || gateway // a rest binding's reads and writes are requests
 	verbs := []string{}
 	if (len(spec.Reads) > 0 && data) || (len(spec.HTTPCalls) > 0 && gateway) {
 		verbs = append(verbs, "read")
@@ -202,7 +203,7 @@ func (s *Service) ServedVerbs(kind string, spec binding.Spec) []string {
 	if served == nil {
 		served = func(string) bool { return false }
 	}
-	if capabilities, host := binding.OfferedCapabilities(spec, served); len(capabilities) > len(host) {
+	if capabilities, host := bindingspec.OfferedCapabilities(spec, served); len(capabilities) > len(host) {
 		verbs = append(verbs, "capability")
 	}
 	return verbs

@@ -7,6 +7,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/session"
@@ -115,7 +116,7 @@ func (s *Service) tryRead(ctx context.Context, c session.Claims, b *binding.Load
 	if err != nil {
 		return nil, err
 	}
-	if b.Kind == binding.KindREST {
+	if b.Kind == bindingspec.KindREST {
 		call, err := s.restCall(ctx, b, op.Op, op.Request)
 		if err != nil {
 			return nil, err
@@ -176,7 +177,7 @@ func (s *Service) tryWrite(ctx context.Context, c session.Claims, b *binding.Loa
 	if err != nil {
 		return nil, err
 	}
-	if b.Kind == binding.KindREST {
+	if b.Kind == bindingspec.KindREST {
 		call, err := s.restCall(ctx, b, op.Op, op.Request)
 		if err != nil {
 			return nil, err
@@ -185,7 +186,7 @@ func (s *Service) tryWrite(ctx context.Context, c session.Claims, b *binding.Loa
 			call.BodyTemplate = rowTemplate(stmt.Values)
 		}
 		previewer, ok := s.Gateway.(interface {
-			Preview(context.Context, *binding.HTTPCall, CallInput) (gateway.Sent, error)
+			Preview(context.Context, *bindingspec.HTTPCall, CallInput) (gateway.Sent, error)
 		})
 		if !ok {
 			return nil, apperr.NotImplementedf("this deployment's gateway cannot show a request without sending it")

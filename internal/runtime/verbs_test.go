@@ -6,14 +6,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/runtime"
 )
 
 // noGateway is a gateway that is there (its calls are never made here).
 type noGateway struct{}
 
-func (noGateway) Call(context.Context, *binding.HTTPCall, runtime.CallInput) (runtime.Response, error) {
+func (noGateway) Call(context.Context, *bindingspec.HTTPCall, runtime.CallInput) (runtime.Response, error) {
 	panic("not called")
 }
 
@@ -21,33 +21,33 @@ func (noGateway) Call(context.Context, *binding.HTTPCall, runtime.CallInput) (ru
 // binding's ops would be served by this deployment.
 func TestServedVerbsAreThoseThatServeAnOp(t *testing.T) {
 	t.Parallel()
-	read := binding.Read{Op: "r"}
-	write := binding.Write{Op: "w"}
-	call := binding.HTTPCall{Op: "h"}
-	tool := binding.Tool{Op: "t", Tool: "python_code_tool"}
-	plain := binding.Action{Name: "a", Writes: []string{"w"}}
-	calling := binding.Action{Name: "c", HTTPCalls: []string{"h"}}
+	read := bindingspec.Read{Op: "r"}
+	write := bindingspec.Write{Op: "w"}
+	call := bindingspec.HTTPCall{Op: "h"}
+	tool := bindingspec.Tool{Op: "t", Tool: "python_code_tool"}
+	plain := bindingspec.Action{Name: "a", Writes: []string{"w"}}
+	calling := bindingspec.Action{Name: "c", HTTPCalls: []string{"h"}}
 	cases := []struct {
 		name    string
 		kind    string
-		spec    binding.Spec
+		spec    bindingspec.Spec
 		gateway bool
 		tools   bool
 		served  []string
 		want    []string
 	}{
-		{"nothing declared", binding.KindPostgres, binding.Spec{}, true, true, nil, []string{}},
-		{"postgres reads and writes", binding.KindPostgres, binding.Spec{Reads: []binding.Read{read}, Writes: []binding.Write{write}, Actions: []binding.Action{plain}}, false, false, nil,
+		{"nothing declared", bindingspec.KindPostgres, bindingspec.Spec{}, true, true, nil, []string{}},
+		{"postgres reads and writes", bindingspec.KindPostgres, bindingspec.Spec{Reads: []bindingspec.Read{read}, Writes: []bindingspec.Write{write}, Actions: []bindingspec.Action{plain}}, false, false, nil,
 			[]string{"read", "write", "action"}},
-		{"lookups without a gateway", binding.KindPostgres, binding.Spec{HTTPCalls: []binding.HTTPCall{call}, Actions: []binding.Action{calling}}, false, false, nil, []string{}},
-		{"lookups with a gateway", binding.KindPostgres, binding.Spec{HTTPCalls: []binding.HTTPCall{call}, Actions: []binding.Action{calling}}, true, false, nil, []string{"read", "action"}},
-		{"rest without a gateway", binding.KindREST, binding.Spec{Reads: []binding.Read{read}, Writes: []binding.Write{write}}, false, false, nil, []string{}},
-		{"rest with a gateway", binding.KindREST, binding.Spec{Reads: []binding.Read{read}, Writes: []binding.Write{write}}, true, false, nil, []string{"read", "write"}},
-		{"a tool without an executor", binding.KindPostgres, binding.Spec{Tools: []binding.Tool{tool}}, true, false, nil, []string{}},
-		{"a tool with an executor", binding.KindPostgres, binding.Spec{Tools: []binding.Tool{tool}}, true, true, nil, []string{"run"}},
-		{"a granted capability not served", binding.KindPostgres, binding.Spec{Capabilities: []string{"get_translation"}}, true, true, nil, []string{}},
-		{"a host capability only", binding.KindPostgres, binding.Spec{Capabilities: []string{"document_selection"}}, true, true, []string{"document_selection"}, []string{}},
-		{"a served grandfathered capability", binding.KindPostgres, binding.Spec{}, true, true, []string{"list_files"}, []string{"capability"}},
+		{"lookups without a gateway", bindingspec.KindPostgres, bindingspec.Spec{HTTPCalls: []bindingspec.HTTPCall{call}, Actions: []bindingspec.Action{calling}}, false, false, nil, []string{}},
+		{"lookups with a gateway", bindingspec.KindPostgres, bindingspec.Spec{HTTPCalls: []bindingspec.HTTPCall{call}, Actions: []bindingspec.Action{calling}}, true, false, nil, []string{"read", "action"}},
+		{"rest without a gateway", bindingspec.KindREST, bindingspec.Spec{Reads: []bindingspec.Read{read}, Writes: []bindingspec.Write{write}}, false, false, nil, []string{}},
+		{"rest with a gateway", bindingspec.KindREST, bindingspec.Spec{Reads: []bindingspec.Read{read}, Writes: []bindingspec.Write{write}}, true, false, nil, []string{"read", "write"}},
+		{"a tool without an executor", bindingspec.KindPostgres, bindingspec.Spec{Tools: []bindingspec.Tool{tool}}, true, false, nil, []string{}},
+		{"a tool with an executor", bindingspec.KindPostgres, bindingspec.Spec{Tools: []bindingspec.Tool{tool}}, true, true, nil, []string{"run"}},
+		{"a granted capability not served", bindingspec.KindPostgres, bindingspec.Spec{Capabilities: []string{"get_translation"}}, true, true, nil, []string{}},
+		{"a host capability only", bindingspec.KindPostgres, bindingspec.Spec{Capabilities: []string{"document_selection"}}, true, true, []string{"document_selection"}, []string{}},
+		{"a served grandfathered capability", bindingspec.KindPostgres, bindingspec.Spec{}, true, true, []string{"list_files"}, []string{"capability"}},
 	}
 	for _, tc := range cases {
 		s := &runtime.Service{

@@ -5,6 +5,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/session"
 )
@@ -19,7 +20,7 @@ type writePayload struct {
 // row is written, and the intent becomes the feed row (internal/intent),
 // committed just after the reply.
 func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	v, op, err := prelude[*binding.Write, writePayload](ctx, s, c, body, "write", (*binding.Loaded).Write)
+	v, op, err := prelude[*bindingspec.Write, writePayload](ctx, s, c, body, "write", (*binding.Loaded).Write)
 	if err != nil {
 		return Result{}, err
 	}
@@ -31,7 +32,7 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	if b.Kind == binding.KindREST {
+	if b.Kind == bindingspec.KindREST {
 		return s.restWrite(ctx, c, b, op, p.Row, stmt.Values)
 	}
 	src, err := s.source(ctx, b)
@@ -64,7 +65,7 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 // is 403; a key column missing for update or upsert is 400, unless the op
 // fixes it (a key column in fixed_values scopes the row to the session, and
 // the fixed value wins over any the request sends).
-func writeStmt(op *binding.Write, row map[string]any, c session.Claims) (datasource.WriteStmt, error) {
+func writeStmt(op *bindingspec.Write, row map[string]any, c session.Claims) (datasource.WriteStmt, error) {
 	if col := op.UnscopedFixedColumn(); col != "" {
 		// Saved before the rule: running it could move another row into this
 		// session's scope. The binding, not the request, is at fault, and no
@@ -85,14 +86,14 @@ func writeStmt(op *binding.Write, row map[string]any, c session.Claims) (datasou
 	for col, v := range fixed {
 		values[col] = v
 	}
-	if op.Mode != binding.ModeInsert {
+	if op.Mode != bindingspec.ModeInsert {
 		for _, k := range op.KeyColumns {
 			if _, ok := values[k]; !ok {
 				return datasource.WriteStmt{}, apperr.Invalidf("key column %q is required for op %q", k, op.Op)
 			}
 		}
 	}
-	if op.Mode == binding.ModeUpdate && len(values) == len(op.KeyColumns) {
+	if op.Mode == bindingspec.ModeUpdate && len(values) == len(op.KeyColumns) {
 		return datasource.WriteStmt{}, apperr.Invalidf("op %q: the row sets no column to update", op.Op)
 	}
 	return datasource.WriteStmt{Table: op.Table, Mode: op.Mode, KeyColumns: op.KeyColumns, Values: values}, nil

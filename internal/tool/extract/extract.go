@@ -41,7 +41,7 @@ type settings struct {
 	Model             string            `json:"model"`
 }
 
-// input is what a bundle supplies (tool.ExtractionParams).
+// input is what a bundle supplies (bindingspec.ExtractionParams).
 type input struct {
 	FileURL string   `json:"file_url"`
 	Sheets  []string `json:"sheets"`

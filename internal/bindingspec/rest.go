@@ -1,4 +1,4 @@
-package binding
+package bindingspec
 
 import (
 	"errors"

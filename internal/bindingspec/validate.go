@@ -1,4 +1,4 @@
-package binding
+package bindingspec
 
 import (
 	"context"
@@ -9,12 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/strictjson"
-	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -61,9 +58,10 @@ var (
 // names the offending entry, such as
 // `writes[1] "save_line": key_columns is required for mode update`, except a
 // tools op whose params list a configured tool's stored setting: a 403, as
-// /run answers it (tool.CheckParams).
-// db is used to resolve integrations and configured tools within workspaceID.
-func Validate(ctx context.Context, db *gorm.DB, workspaceID string, in Input) (Spec, error) {
+// /run answers it (CheckParams). ws answers what the document names of the
+// workspace it is saved in (its integrations and configured tools); an error
+// of ws is returned as it is.
+func Validate(ctx context.Context, ws Workspace, in Input) (Spec, error) {
 	if _, err := field.Name(in.Name, "name", MaxNameLength); err != nil {
 		return Spec{}, err
 	}
@@ -78,7 +76,7 @@ func Validate(ctx context.Context, db *gorm.DB, workspaceID string, in Input) (S
 	if err != nil {
 		return Spec{}, err
 	}
-	v := validator{db: db.WithContext(ctx), workspaceID: workspaceID, kind: in.BindingKind, declared: map[string]string{}}
+	v := validator{ctx: ctx, ws: ws, kind: in.BindingKind, declared: map[string]string{}}
 	if err := v.bindingIntegration(in.IntegrationID); err != nil {
 		return Spec{}, err
 	}
@@ -90,11 +88,30 @@ func Validate(ctx context.Context, db *gorm.DB, workspaceID string, in Input) (S
 	return spec, nil
 }
 
+// Workspace is what a binding document may name in the workspace it is saved
+// in. internal/binding answers it from the platform database
+// (binding.WorkspaceOf); the rules only ask.
+type Workspace interface {
+	// Integration returns the workspace's integration id (its id, name, kind
+	// and base_url), or found false when the workspace has none by that id.
+	Integration(ctx context.Context, id string) (in models.Integration, found bool, err error)
+	// ConfiguredTools returns the workspace's configured tools whose display
+	// name is one of names. Display names are unique per agent, not per
+	// workspace, so a name may have several.
+	ConfiguredTools(ctx context.Context, names []string) ([]ConfiguredTool, error)
+}
+
+// ConfiguredTool is what validation needs of a configured tool.
+type ConfiguredTool struct {
+	DisplayName string
+	BaseTool    string
+}
+
 // validator carries what the checks of one binding share: the op namespace
 // declared so far and the integrations already resolved.
 type validator struct {
-	db          *gorm.DB
-	workspaceID string
+	ctx         context.Context
+	ws          Workspace
 	kind        string
 	declared    map[string]string // op name → label of the entry that declared it
 	integration map[string]models.Integration
@@ -133,19 +150,18 @@ func (v *validator) lookupIntegration(prefix, id string) (models.Integration, er
 	if !models.IsID(id) {
 		return models.Integration{}, notOurs
 	}
-	var rows []models.Integration
-	if err := v.db.Select("id", "workspace_id", "name", "kind", "base_url").
-		Where("id = ? AND workspace_id = ?", id, v.workspaceID).Limit(1).Find(&rows).Error; err != nil {
-		return models.Integration{}, fmt.Errorf("binding: find integration: %w", err)
+	in, found, err := v.ws.Integration(v.ctx, id)
+	if err != nil {
+		return models.Integration{}, err
 	}
-	if len(rows) == 0 {
+	if !found {
 		return models.Integration{}, notOurs
 	}
 	if v.integration == nil {
 		v.integration = map[string]models.Integration{}
 	}
-	v.integration[id] = rows[0]
-	return rows[0], nil
+	v.integration[id] = in
+	return in, nil
 }
 
 // bindingIntegration checks the binding's own data source: a postgres
@@ -499,12 +515,6 @@ func checkTemplateValue(path string, v any) error {
 	return nil
 }
 
-// configuredTool is what validation needs of a configured tool.
-type configuredTool struct {
-	DisplayName string
-	BaseTool    string
-}
-
 func (v *validator) tools(s *Spec) error {
 	if len(s.Tools) == 0 {
 		return nil
@@ -515,12 +525,11 @@ func (v *validator) tools(s *Spec) error {
 			names = append(names, t.Tool)
 		}
 	}
-	byName := map[string][]configuredTool{}
+	byName := map[string][]ConfiguredTool{}
 	if len(names) > 0 {
-		var rows []configuredTool
-		if err := v.db.Model(&models.ConfiguredTool{}).Select("display_name", "base_tool").
-			Where("workspace_id = ? AND display_name IN ?", v.workspaceID, names).Find(&rows).Error; err != nil {
-			return fmt.Errorf("binding: find configured tools: %w", err)
+		rows, err := v.ws.ConfiguredTools(v.ctx, names)
+		if err != nil {
+			return err
 		}
 		for _, r := range rows {
 			byName[r.DisplayName] = append(byName[r.DisplayName], r)
@@ -557,7 +566,7 @@ func (v *validator) tools(s *Spec) error {
 				return apperr.Invalidf("%s: configured tool %q is an %s, which cannot be run from a bundle", label, ct.DisplayName, models.BaseAppTool)
 			}
 			// The same rule /run applies, with the same 403 (seed 000).
-			if err := tool.CheckParams(ct.BaseTool, t.Params); err != nil {
+			if err := CheckParams(ct.BaseTool, t.Params); err != nil {
 				_, _, msg := apperr.Public(err)
 				return apperr.Forbiddenf("%s: %s (configured tool %q)", label, msg, ct.DisplayName)
 			}

@@ -1,4 +1,4 @@
-package binding
+package bindingspec
 
 import (
 	"bytes"
@@ -63,6 +63,21 @@ func decodeSpec(raw json.RawMessage) (Spec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// DecodeStored reads a saved allowed_operations document. It was validated
+// when saved, so it is read leniently: a field added by a later release does
+// not make older processes fail.
+func DecodeStored(raw []byte, spec *Spec) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(spec); err != nil {
+		return fmt.Errorf("decode allowed_operations: %w", err)
+	}
+	return nil
 }
 
 // decodeEntries decodes one section (an array of objects) strictly.

@@ -1,4 +1,4 @@
-package binding_test
+package bindingspec_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -19,20 +20,20 @@ func TestDemoBindingIsValid(t *testing.T) {
 	t.Parallel()
 	st := testkit.Tx(t)
 	tn := testkit.NewTenant(t, st.DB)
-	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: demo.IntegrationName, Kind: binding.IntegrationSQLite}
+	in := models.Integration{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: demo.IntegrationName, Kind: bindingspec.IntegrationSQLite}
 	require.NoError(t, st.DB.Create(&in).Error)
 	raw, err := json.Marshal(demo.Spec())
 	require.NoError(t, err)
-	spec, err := binding.Validate(context.Background(), st.DB, tn.Workspace.ID, binding.Input{
-		Name: demo.BindingName, BindingKind: binding.KindPostgres, IntegrationID: in.ID, AllowedOperations: raw,
+	spec, err := bindingspec.Validate(context.Background(), binding.WorkspaceOf(st.DB, tn.Workspace.ID), bindingspec.Input{
+		Name: demo.BindingName, BindingKind: bindingspec.KindPostgres, IntegrationID: in.ID, AllowedOperations: raw,
 	})
 	require.NoError(t, err)
 	require.Len(t, spec.Writes, 2)
 
 	// The same document over another workspace's data source is refused.
 	other := testkit.NewTenant(t, st.DB)
-	_, err = binding.Validate(context.Background(), st.DB, other.Workspace.ID, binding.Input{
-		Name: demo.BindingName, BindingKind: binding.KindPostgres, IntegrationID: in.ID, AllowedOperations: raw,
+	_, err = bindingspec.Validate(context.Background(), binding.WorkspaceOf(st.DB, other.Workspace.ID), bindingspec.Input{
+		Name: demo.BindingName, BindingKind: bindingspec.KindPostgres, IntegrationID: in.ID, AllowedOperations: raw,
 	})
 	require.EqualError(t, err, `invalid: integration_id "`+in.ID+`" is not an integration of this workspace`)
 }

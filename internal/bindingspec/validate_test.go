@@ -1,4 +1,4 @@
-package binding_test
+package bindingspec_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -32,9 +33,9 @@ func newRuleFixture(t *testing.T) ruleFixture {
 
 // input builds a binding's content; "-" leaves a field out, and $PG, $REST,
 // $FOREIGN and $NOSUCH in ops stand for integration ids.
-func (f ruleFixture) input(name, kind, integration, ops string) binding.Input {
+func (f ruleFixture) input(name, kind, integration, ops string) bindingspec.Input {
 	r := strings.NewReplacer("$PG", f.pg.ID, "$REST", f.rest.ID, "$FOREIGN", f.foreign.ID, "$NOSUCH", noSuchIntegration)
-	var in binding.Input
+	var in bindingspec.Input
 	if name != "-" {
 		in.Name = name
 	}
@@ -51,9 +52,9 @@ func (f ruleFixture) input(name, kind, integration, ops string) binding.Input {
 }
 
 // refusal runs Validate and returns the refusal's code and public message.
-func (f ruleFixture) refusal(t *testing.T, in binding.Input) (apperr.Code, string) {
+func (f ruleFixture) refusal(t *testing.T, in bindingspec.Input) (apperr.Code, string) {
 	t.Helper()
-	_, err := binding.Validate(context.Background(), f.db, f.ws, in)
+	_, err := bindingspec.Validate(context.Background(), binding.WorkspaceOf(f.db, f.ws), in)
 	require.Error(t, err)
 	code, _, msg := apperr.Public(err)
 	return code, msg

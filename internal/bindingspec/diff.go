@@ -1,10 +1,11 @@
-package binding
+package bindingspec
 
 import (
 	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // Change is one entry of a version's diff, addressed by a path a person can
@@ -17,19 +18,25 @@ type Change struct {
 	After  any    `json:"after,omitempty"`
 }
 
-// content is what a version records and what a diff compares.
-type content struct {
+// Content is what a version of a binding records and what a diff compares.
+type Content struct {
 	Name          string
 	BindingKind   string
 	IntegrationID string
 	Spec          Spec
 }
 
-// diffContent lists the changes from prev to next; prev is nil for the first
+// ContentOf is the content of in as saved, with spec its validated
+// allowed_operations (Validate's result).
+func ContentOf(in Input, spec Spec) Content {
+	return Content{Name: strings.TrimSpace(in.Name), BindingKind: in.BindingKind, IntegrationID: in.IntegrationID, Spec: spec}
+}
+
+// Diff lists the changes from prev to next; prev is nil for the first
 // version, which then reads as every field and op added.
-func diffContent(prev *content, next content) []Change {
+func Diff(prev *Content, next Content) []Change {
 	changes := []Change{}
-	var before content
+	var before Content
 	if prev != nil {
 		before = *prev
 	}
