@@ -22,7 +22,7 @@ import (
 // claims it was handed; the runtime verbs mount it the same way.
 func TestRequireSession(t *testing.T) {
 	t.Parallel()
-	st := testkit.Schema(t)
+	st := testkit.Tx(t)
 	rd := testkit.Redis(t)
 	log := logging.New(io.Discard, slog.LevelError)
 	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())

@@ -17,7 +17,7 @@ import (
 
 func TestLiveSessionsAndRevoke(t *testing.T) {
 	t.Parallel()
-	st := testkit.Schema(t)
+	st := testkit.Tx(t)
 	rd := testkit.Redis(t)
 	ctx := context.Background()
 	issuer, err := session.NewIssuer(session.IssuerOptions{Store: st, Redis: rd.Client, KeyPrefix: rd.Prefix,

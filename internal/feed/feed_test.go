@@ -62,7 +62,7 @@ func TestAReaderNeverSkipsAnIdThatCommitsLate(t *testing.T) {
 
 func TestInsertDedupesAndPagesOnBothDialects(t *testing.T) {
 	t.Parallel()
-	for name, st := range map[string]*store.Store{"postgres": testkit.Schema(t), "sqlite": testkit.SQLite(t)} {
+	for name, st := range map[string]*store.Store{"postgres": testkit.Tx(t), "sqlite": testkit.SQLite(t)} {
 		t.Run(name, func(t *testing.T) {
 			task := newTask(t, st)
 			ctx := context.Background()

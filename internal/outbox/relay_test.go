@@ -259,7 +259,7 @@ func TestNudgeWakesAnIdleRelay(t *testing.T) {
 
 func TestEnqueueFailureLeavesRowsUnsent(t *testing.T) {
 	t.Parallel()
-	st := testkit.Schema(t)
+	st := testkit.Tx(t)
 	addRows(t, st, outbox.KindResumeEvent, 2)
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })

@@ -46,7 +46,7 @@ func TestLockSessionAwaitRefusesASettledAwait(t *testing.T) {
 
 func TestLockSessionAwaitHoldsOffASecondApprovalUntilTheFirstCommits(t *testing.T) {
 	t.Parallel()
-	p := newParked(t)
+	p := newParkedCommitted(t)
 	ctx := context.Background()
 	claims := session.Claims{TaskID: p.task.ID, AgentID: p.tn.Agent.ID, WorkspaceID: p.tn.Workspace.ID, StepID: p.step.ID}
 

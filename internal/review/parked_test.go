@@ -18,7 +18,7 @@ import (
 
 func TestAdminReleaseResumesOnceUnderARace(t *testing.T) {
 	t.Parallel()
-	p := newParked(t)
+	p := newParkedCommitted(t)
 	var woken atomic.Int32
 	settle := review.NewParked(p.st, func(context.Context) { woken.Add(1) })
 	actor := "user:" + p.tn.Admin.ID
@@ -66,7 +66,7 @@ func TestAdminReleaseResumesOnceUnderARace(t *testing.T) {
 
 func TestAdminReleaseLosingARaceNamesTheWinningState(t *testing.T) {
 	t.Parallel()
-	p := newParked(t)
+	p := newParkedCommitted(t)
 	settle := review.NewParked(p.st, nil)
 	ctx := context.Background()
 

@@ -52,7 +52,17 @@ type parked struct {
 	resumer *review.Resumer
 }
 
+// newParked parks a task in the test's own transaction: for tests whose
+// work runs on the test's goroutine.
 func newParked(t *testing.T) *parked {
+	t.Helper()
+	return newParkedOn(t, testkit.Tx(t))
+}
+
+// newParkedCommitted parks a task on a schema of the test's own, for tests
+// where other goroutines (racing approvals, an asynq server, a relay) must
+// see each other's commits.
+func newParkedCommitted(t *testing.T) *parked {
 	t.Helper()
 	return newParkedOn(t, testkit.Schema(t))
 }
@@ -202,7 +212,7 @@ func (rc *receiver) requests() []received {
 
 func TestResumeRunsTaskOnceEvenWhenRunTwice(t *testing.T) {
 	t.Parallel()
-	p := newParked(t)
+	p := newParkedCommitted(t)
 	id := p.release(t, p.step)
 	ctx := context.Background()
 
@@ -316,7 +326,7 @@ func TestResumeEnqueuesOneWebhookJob(t *testing.T) {
 
 func TestWebhookDeliveredSigned(t *testing.T) {
 	t.Parallel()
-	p := newParked(t)
+	p := newParkedCommitted(t)
 	rc := newReceiver(t, http.StatusNoContent)
 	p.setWebhook(t, rc.URL+"/hooks/resume")
 	id := p.release(t, p.step)
@@ -357,7 +367,7 @@ func TestWebhookDeliveredSigned(t *testing.T) {
 
 func TestWebhookRetriedAfterServerError(t *testing.T) {
 	t.Parallel()
-	p := newParked(t)
+	p := newParkedCommitted(t)
 	rc := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
 	p.setWebhook(t, rc.URL)
 	id := p.release(t, p.step)

@@ -70,7 +70,7 @@ func sqliteSchema(t *testing.T, st *store.Store) map[string][]column {
 
 func TestMigrationsYieldTheSameSchemaOnBothDialects(t *testing.T) {
 	t.Parallel()
-	pg := postgresSchema(t, testkit.Schema(t))
+	pg := postgresSchema(t, testkit.Tx(t))
 	lite := sqliteSchema(t, testkit.SQLite(t))
 
 	require.NotEmpty(t, pg)
@@ -153,7 +153,7 @@ func TestMigrateIsSafeToRunConcurrentlyOnPostgres(t *testing.T) {
 // it); one workspace may not have two.
 func TestAnEmailIsUniquePerWorkspace(t *testing.T) {
 	t.Parallel()
-	for name, st := range map[string]*store.Store{"postgres": testkit.Schema(t), "sqlite": testkit.SQLite(t)} {
+	for name, st := range map[string]*store.Store{"postgres": testkit.Tx(t), "sqlite": testkit.SQLite(t)} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			db := st.DB

@@ -24,7 +24,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) fixture {
-	st := testkit.Schema(t)
+	st := testkit.Tx(t)
 	f := fixture{st: st, tenant: testkit.NewTenant(t, st.DB)}
 	task := models.Task{ID: models.NewID(), WorkspaceID: f.tenant.Workspace.ID, AgentID: f.tenant.Agent.ID, Status: models.TaskRunning}
 	require.NoError(t, st.DB.Create(&task).Error)
