@@ -2,13 +2,23 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/queue"
+	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
@@ -103,4 +113,132 @@ func TestPausedQueueKeepsAJobPendingUntilResumed(t *testing.T) {
 	require.EqualValues(t, 1, auditCount(t, s.Store, s.Tenant.Workspace.ID, queue.ActionResume, events))
 	require.Eventually(t, func() bool { return s.taskStatus(t, f.TaskID) == models.TaskRunning }, 30*time.Second, 100*time.Millisecond)
 	waitForTask(t, ctx, s, events, queue.StateCompleted, "resume_event")
+}
+
+// sleeperRun is a /run of a python tool that sleeps two minutes, sent by a
+// bundle's session on an app-tool step of its own, and what it answered.
+type sleeperRun struct {
+	Status  int
+	Body    string
+	Elapsed time.Duration
+}
+
+// startSleeperRun gives the tenant a python tool that sleeps, a binding that
+// lets a bundle /run it, and an app-tool step on that binding; it sends the
+// /run through the API with the step's session and reports the reply on the
+// channel.
+func startSleeperRun(t *testing.T, s *stack, f fixture) <-chan sleeperRun {
+	t.Helper()
+	ctx := context.Background()
+	ws, actor := s.Tenant.Workspace.ID, "user:"+s.Tenant.Admin.ID
+	_, err := s.P.Tools.Create(ctx, ws, actor, toolconfig.Input{
+		AgentID: s.Tenant.Agent.ID, DisplayName: "Sleeper", BaseTool: models.BasePythonCode,
+		Config: json.RawMessage(`{"code":"import time\ndef main(input):\n    time.sleep(120)\n    return {}\n"}`),
+	})
+	require.NoError(t, err)
+	spec := demo.Spec()
+	spec.Tools = []binding.Tool{{Op: "sleep", Tool: "Sleeper"}}
+	raw, err := json.Marshal(spec)
+	require.NoError(t, err)
+	b, err := s.P.Bindings.Create(ctx, ws, actor, binding.Input{
+		Name: "Sleeper binding", BindingKind: binding.KindPostgres, IntegrationID: f.IntegrationID, AllowedOperations: raw,
+	})
+	require.NoError(t, err)
+	app, err := s.P.Tools.Create(ctx, ws, actor, toolconfig.Input{
+		AgentID: s.Tenant.Agent.ID, DisplayName: "Sleeper app", BaseTool: models.BaseAppTool, BundleID: &f.BundleID, BindingID: &b.ID,
+	})
+	require.NoError(t, err)
+	caller := task.Caller{WorkspaceID: ws, AgentID: s.Tenant.Agent.ID, Actor: "agent:" + s.Tenant.Agent.ID}
+	tk, err := s.P.Tasks.Create(ctx, caller, task.TaskInput{Title: "Sleep"})
+	require.NoError(t, err)
+	step, err := s.P.Tasks.AddAppToolStep(ctx, caller, tk.ID, task.StepInput{ConfiguredToolID: app.ID})
+	require.NoError(t, err)
+	desc, err := s.P.Artifacts.Mint(ctx, artifact.MintRequest{WorkspaceID: ws, UserID: s.Tenant.Admin.ID, StepID: step.ID})
+	require.NoError(t, err)
+
+	out := make(chan sleeperRun, 1)
+	go func() {
+		start := time.Now()
+		req, err := http.NewRequest(http.MethodPost, s.APIURL+"/api/app-runtime/run", strings.NewReader(`{"op":"sleep","payload":{}}`))
+		if err != nil {
+			out <- sleeperRun{Body: err.Error()}
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+desc.SessionToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Nanonets-App-Runtime", "v2")
+		res, err := (&http.Client{Timeout: 3 * time.Minute}).Do(req)
+		if err != nil {
+			out <- sleeperRun{Body: err.Error(), Elapsed: time.Since(start)}
+			return
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		out <- sleeperRun{Status: res.StatusCode, Body: string(body), Elapsed: time.Since(start)}
+	}()
+	return out
+}
+
+// TestCancelAnActiveJob starts a /run of a python script that sleeps two
+// minutes, finds its job active on the Queues page, clicks Cancel, and sees
+// the job leave the active list for the archived one with its error, the
+// /run answer at once that the job was cancelled (not wait out its 900 s
+// deadline, nor call it a timeout), and the cancel audited.
+func TestCancelAnActiveJob(t *testing.T) {
+	t.Parallel()
+	ctx := browser.New(t)
+	s := newStack(t)
+	f := seedDemo(t, s.P, s.Tenant)
+	startWorker(t, s)
+	script := s.P.Queues.Script
+
+	signInAt(t, ctx, s, "/queues", "#queues")
+	run := startSleeperRun(t, s, f)
+	waitForTask(t, ctx, s, script, queue.StateActive, "run_tool")
+	attr, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`#tasks tr[data-task]`), "data-task"))
+	require.NoError(t, err)
+	id := attr.Value
+	time.Sleep(500 * time.Millisecond) // the script is running, not starting
+	select {
+	case r := <-run:
+		t.Fatalf("the /run answered before the cancel: %d %s", r.Status, r.Body)
+	default:
+	}
+
+	clicked := time.Now()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tasks tr[data-task="`+id+`"] form[action$="/cancel"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+	))
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.notice`)))
+	require.NoError(t, err)
+	require.Contains(t, strings.ToLower(notice), "cancel")
+	require.EqualValues(t, 1, auditCount(t, s.Store, s.Tenant.Workspace.ID, queue.ActionCancel, id))
+
+	select {
+	case r := <-run:
+		require.Equal(t, http.StatusConflict, r.Status, r.Body)
+		require.Contains(t, r.Body, "cancelled")
+		require.Less(t, time.Since(clicked), 15*time.Second, "the /run answered %s after the cancel", time.Since(clicked))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the /run did not answer within 30 s of the cancel")
+	}
+
+	// The job left the active list: it is archived (a /run is never
+	// retried), with the cancel as its last error.
+	waitForTask(t, ctx, s, script, queue.StateArchived, "run_tool")
+	lastError, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#tasks tr[data-task="`+id+`"] td.last-error`)))
+	require.NoError(t, err)
+	require.Contains(t, lastError, "cancel")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL+"/queues?queue="+script+"&state=active"), chromedp.WaitVisible(chromedp.CSS(`#queues`))))
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#tasks tr[data-task]").length`))
+	require.NoError(t, err)
+	require.Zero(t, rows, "nothing is active any more")
+
+	// Cancelling a job that is no longer active is refused, not audited.
+	cl := s.signedIn(t)
+	cl.get("/queues?queue=" + script + "&state=archived")
+	p := cl.post("/queues/"+script+"/tasks/"+id+"/cancel", url.Values{"state": {"archived"}})
+	require.Equal(t, http.StatusConflict, p.Status, p.Body)
+	require.EqualValues(t, 1, auditCount(t, s.Store, s.Tenant.Workspace.ID, queue.ActionCancel, id))
 }

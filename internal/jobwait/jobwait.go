@@ -216,18 +216,26 @@ func decode(msg []byte) (json.RawMessage, error) {
 // 500 whose detail stays in the worker's log).
 type HandlerFunc func(ctx context.Context, t *asynq.Task) (json.RawMessage, error)
 
+// ErrCanceled is the outcome of a job cancelled while it ran (the Queues
+// page's Cancel, asynq.Inspector.CancelProcessing): the caller hears it at
+// once, as a conflict, rather than waiting out the deadline or being told
+// the deadline passed.
+var ErrCanceled = apperr.New(apperr.Conflict, "the job was cancelled by an operator before it finished")
+
 // Handler wraps fn as an asynq handler for jobs enqueued by Waiter.Do: fn
 // runs with a context ending at the job's deadline, and its outcome is
-// stored and published once, under the same keyPrefix as the Waiter's.
+// stored and published once, under the same keyPrefix as the Waiter's. A
+// job whose asynq context is cancelled before the deadline publishes
+// ErrCanceled, whatever fn made of its ended context.
 func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.Handler {
 	k := keys(keyPrefix)
-	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		id, _ := asynq.GetTaskID(ctx)
+	return asynq.HandlerFunc(func(jobCtx context.Context, t *asynq.Task) error {
+		id, _ := asynq.GetTaskID(jobCtx)
 		deadline, err := headerDeadline(t)
 		if err != nil {
 			return fmt.Errorf("jobwait: %v: %w", err, asynq.SkipRetry)
 		}
-		ctx, cancel := context.WithDeadline(ctx, deadline)
+		ctx, cancel := context.WithDeadline(jobCtx, deadline)
 		defer cancel()
 		if ctx.Err() != nil {
 			// Picked up after the caller gave up: do nothing.
@@ -238,12 +246,19 @@ func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.H
 		if runErr != nil {
 			o = outcome{Error: toWire(runErr)}
 		}
-		if ctx.Err() != nil && runErr == nil {
+		canceled := errors.Is(jobCtx.Err(), context.Canceled) && time.Now().Before(deadline)
+		switch {
+		case canceled:
+			o = outcome{Error: toWire(ErrCanceled)}
+		case ctx.Err() != nil && runErr == nil:
 			// Finished too late: the caller answered 504; say so to a late poller.
 			o = outcome{Error: toWire(apperr.New(apperr.Timeout, "the job did not finish before its deadline"))}
 		}
 		if err := publish(ctx, rc, k, id, o, deadline); err != nil {
 			return err
+		}
+		if canceled {
+			return fmt.Errorf("jobwait: %w: %w", ErrCanceled, asynq.SkipRetry)
 		}
 		if runErr != nil && apperr.CodeOf(runErr) == apperr.Internal {
 			return fmt.Errorf("jobwait: %w: %w", runErr, asynq.SkipRetry)

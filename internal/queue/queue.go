@@ -219,9 +219,20 @@ func (s *Service) DeleteTask(ctx context.Context, workspaceID, actor, queue, id 
 }
 
 // CancelTask asks the worker running an active task to cancel its context
-// (a handler must stop when it ends); audited.
+// (a handler must stop when it ends; a /run's caller hears
+// jobwait.ErrCanceled at once); audited. A task that is not active is a
+// conflict: a cancel would reach no worker.
 func (s *Service) CancelTask(ctx context.Context, workspaceID, actor, queue, id string) error {
-	return s.act(ctx, workspaceID, actor, ActionCancel, queue, id, func() error { return s.insp.CancelProcessing(id) })
+	return s.act(ctx, workspaceID, actor, ActionCancel, queue, id, func() error {
+		ti, err := s.insp.GetTaskInfo(queue, id)
+		if err != nil {
+			return err
+		}
+		if ti.State != asynq.TaskStateActive {
+			return apperr.Conflictf("task %s is %s, not active: only a running task can be cancelled", id, ti.State)
+		}
+		return s.insp.CancelProcessing(id)
+	})
 }
 
 // act runs do on a queue of this deployment and records it in the audit log
@@ -236,6 +247,8 @@ func (s *Service) act(ctx context.Context, workspaceID, actor, action, queue, ta
 			return apperr.NotFoundf("queue %s has no tasks yet", queue)
 		case errors.Is(err, asynq.ErrTaskNotFound):
 			return apperr.NotFoundf("task %s is not in queue %s", taskID, queue)
+		case apperr.CodeOf(err) != apperr.Internal:
+			return err
 		}
 		return apperr.Wrap(err, apperr.Conflict, "%s %s: %v", action, queue, err)
 	}
