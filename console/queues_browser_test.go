@@ -18,8 +18,8 @@ import (
 	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/task"
-	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
+	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
 )
