@@ -192,6 +192,7 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/tasks/:id/assets/:asset", s.showTaskAsset)
 	g.Post("/tasks/:id/messages", s.sendTaskMessage)
 	g.Post("/tasks/:id/steps/:step/artifact", s.openArtifact)
+	g.Post("/tasks/:id/steps/:step/artifact/session", s.renewArtifactSession)
 
 	g.Get("/sessions", s.listSessions)
 	g.Post("/sessions/:id/revoke", s.revokeSession)

@@ -8,6 +8,11 @@
 // the frame navigate to another page, that page would post from the same
 // window and must not be handed the token. A bundle that reloads itself is
 // reopened by the reviewer.
+//
+// The host also answers the SDK's {type: "renew_session"} (sent before the
+// session expires) with a fresh mint from the console (a same-origin POST
+// with the page's CSRF token), which replaces the session it renews:
+// {type: "session", session_token, expires_at}, or {type: "session", error}.
 (function () {
   "use strict";
   var frame = document.getElementById("artifact-frame");
@@ -17,7 +22,47 @@
     return;
   }
   var init = JSON.parse(host.getAttribute("data-init"));
+  var sessionID = host.getAttribute("data-session");
+  var csrf = host.getAttribute("data-csrf");
+  var renewURL = host.getAttribute("data-renew");
   var sent = false;
+  var renewing = false;
+  var reloaded = false;
+
+  function toFrame(message) {
+    frame.contentWindow.postMessage(message, "*");
+  }
+
+  function renew() {
+    if (renewing) {
+      return;
+    }
+    renewing = true;
+    fetch(renewURL, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf, "Accept": "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify({ replaces: sessionID })
+    }).then(function (res) {
+      if (!res.ok) {
+        throw new Error("the console answered " + res.status);
+      }
+      return res.json();
+    }).then(function (s) {
+      sessionID = s.session_id;
+      toFrame({ type: "session", session_token: s.session_token, expires_at: s.expires_at });
+      if (bridge) {
+        bridge.textContent = "connected (session renewed)";
+      }
+    }).catch(function (err) {
+      toFrame({ type: "session", error: err.message });
+      if (bridge) {
+        bridge.textContent = "the session could not be renewed: " + err.message;
+      }
+    }).then(function () {
+      renewing = false;
+    });
+  }
   window.addEventListener("message", function (event) {
     if (event.source !== frame.contentWindow) {
       return;
@@ -28,16 +73,21 @@
     }
     if (message.type === "ready") {
       if (sent) {
+        reloaded = true; // nor a fresh session: the page is no longer the one mounted
         if (bridge) {
           bridge.textContent = "the artifact reloaded: reopen it to reconnect";
         }
         return;
       }
       sent = true;
-      frame.contentWindow.postMessage(init, "*");
+      toFrame(init);
       if (bridge) {
         bridge.textContent = "connected";
       }
+      return;
+    }
+    if (message.type === "renew_session" && sent && !reloaded) {
+      renew();
     }
   });
 })();

@@ -110,6 +110,9 @@ type MintRequest struct {
 	// it ends the session.
 	TokenID string
 	StepID  string
+	// Replaces is the caller's own live session on the step that this mint
+	// renews (session.MintInput.Replaces).
+	Replaces string
 }
 
 // Mint checks that the step is an app-tool step of the caller's workspace,
@@ -129,6 +132,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 	token, claims, err := m.Sessions.Mint(ctx, session.MintInput{
 		WorkspaceID: req.WorkspaceID, TaskID: d.TaskID, AgentID: d.agentID, StepID: d.StepID,
 		ConfiguredToolID: d.ConfiguredToolID, BindingID: d.BindingID, UserID: req.UserID, TokenID: req.TokenID,
+		Replaces: req.Replaces,
 	})
 	if err != nil {
 		return Descriptor{}, err

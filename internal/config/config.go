@@ -88,6 +88,10 @@ type Config struct {
 	// ReviewClaimFor is how long a review claim holds; zero is the seed's
 	// 20 minutes (review.ClaimDuration). No variable sets it: tests shorten it.
 	ReviewClaimFor time.Duration
+	// SessionTTL is how long an app session token lives; zero is the seed's
+	// 15 minutes (session.TTL), which is also its bound. No variable sets it:
+	// tests shorten it to see a bundle renew its session.
+	SessionTTL time.Duration
 
 	LogLevel slog.Level
 

@@ -169,7 +169,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	p.onClose(p.Bindings.Close)
 	p.Sessions, err = session.NewIssuer(session.IssuerOptions{
 		Store: o.Store, Redis: o.Redis, KeyPrefix: o.KeyPrefix,
-		Keys: o.Config.SessionKeys, Issuer: o.Config.SessionIssuer, Log: o.Log,
+		Keys: o.Config.SessionKeys, Issuer: o.Config.SessionIssuer, TTL: o.Config.SessionTTL, Log: o.Log,
 	})
 	if err != nil {
 		return nil, err

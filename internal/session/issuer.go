@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type Issuer struct {
 	broadcast *rdb.Broadcast
 	ring      *KeyRing
 	issuer    string
+	ttl       time.Duration
 	parser    *jwt.Parser
 	now       func() time.Time
 
@@ -74,7 +76,10 @@ type IssuerOptions struct {
 	KeyPrefix string       // starts the revocation broadcast's channel and keys
 	Keys      []config.Key // config.Config.SessionKeys: the first signs, all verify
 	Issuer    string       // config.Config.SessionIssuer: the iss minted and required
-	Log       *slog.Logger
+	// TTL is how long a minted token lives (config.Config.SessionTTL); zero,
+	// or anything longer, is the seed's TTL.
+	TTL time.Duration
+	Log *slog.Logger
 }
 
 // maxCachedTokens bounds the verified-token cache; past it the cache is
@@ -110,7 +115,11 @@ func NewIssuer(o IssuerOptions) (*Issuer, error) {
 		broadcast: rdb.NewBroadcast(o.Redis, o.KeyPrefix, "session:revoked", log),
 		ring:      ring,
 		issuer:    o.Issuer,
+		ttl:       o.TTL,
 		now:       time.Now,
+	}
+	if i.ttl <= 0 || i.ttl > TTL {
+		i.ttl = TTL
 	}
 	i.parser = jwt.NewParser(append(parserOptions(o.Issuer), jwt.WithTimeFunc(func() time.Time { return i.now() }))...)
 	stop, err := i.broadcast.Listen(i.applyRevocation, i.resyncRevocations, subscribeTimeout)
@@ -170,12 +179,19 @@ type MintInput struct {
 	// TokenID is the host token the session is minted with (empty when a
 	// console admin mints): revoking that token ends the session.
 	TokenID string
+	// Replaces is a live session of the same user on the same step that this
+	// mint renews (the SDK's renew_session): it is revoked in the same
+	// transaction instead of counting against MaxLiveSessionsPerTask, so a
+	// renewal never ends another reviewer's session. Empty, or not such a
+	// session, replaces nothing.
+	Replaces string
 }
 
-// Mint issues a TTL-long session token for in and records it in
-// app_sessions. When the task already has MaxLiveSessionsPerTask live
-// sessions, the oldest are revoked in the same transaction and put on the
-// denylist before it commits, so a failure never leaves three live.
+// Mint issues a session token for in, living the issuer's TTL, and records
+// it in app_sessions. The session in.Replaces names is revoked first; when
+// the task still has MaxLiveSessionsPerTask live sessions, the oldest are
+// revoked in the same transaction and put on the denylist before it
+// commits, so a failure never leaves three live.
 func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error) {
 	key, ok := i.ring.signingKey()
 	if !ok {
@@ -194,7 +210,7 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 		ConfiguredToolID: in.ConfiguredToolID,
 		BindingID:        in.BindingID,
 		UserID:           in.UserID,
-		ExpiresAt:        now.Add(TTL),
+		ExpiresAt:        now.Add(i.ttl),
 	}
 	tok := jwt.NewWithClaims(signingMethod, tokenClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -228,6 +244,12 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 			Order("created_at, id").Find(&live).Error; err != nil {
 			return fmt.Errorf("session: list live sessions: %w", err)
 		}
+		if n := slices.IndexFunc(live, func(r models.AppSession) bool { return in.replaces(r) }); n >= 0 {
+			if err := i.revokeRows(ctx, tx, live[n:n+1], now); err != nil {
+				return err
+			}
+			live = slices.Delete(live, n, n+1)
+		}
 		if excess := len(live) - (MaxLiveSessionsPerTask - 1); excess > 0 {
 			if err := i.revokeRows(ctx, tx, live[:excess], now); err != nil {
 				return err
@@ -252,6 +274,13 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 		return "", Claims{}, err
 	}
 	return signed, c, nil
+}
+
+// replaces reports whether r is the session in renews: the same user's on
+// the same step.
+func (in MintInput) replaces(r models.AppSession) bool {
+	return in.Replaces != "" && r.ID == in.Replaces && r.StepID == in.StepID &&
+		in.UserID != "" && r.UserID != nil && *r.UserID == in.UserID
 }
 
 func (in MintInput) validate() error {

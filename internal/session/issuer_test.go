@@ -485,3 +485,69 @@ func TestTheTokenCacheKeepsItsOwnCopyOfTheToken(t *testing.T) {
 	iss.verified.Range(func(k, _ any) bool { keys = append(keys, k.(string)); return true })
 	require.Equal(t, []string{token}, keys, "the cache is keyed by the token as verified")
 }
+
+// TestARenewalReplacesOnlyTheCallersOwnSession: a mint that renews the
+// caller's session revokes that one and leaves another user's session on
+// the task live (a plain third mint would have ended the oldest, theirs);
+// a Replaces naming someone else's session, or one of another step,
+// replaces nothing.
+func TestARenewalReplacesOnlyTheCallersOwnSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	iss := e.issuer(t, newKey)
+	ctx := context.Background()
+	reviewer := models.User{ID: models.NewID(), WorkspaceID: e.tenant.Workspace.ID, Email: "rita-" + e.task.ID[:8] + "@example.test", Role: models.RoleReviewer}
+	require.NoError(t, e.st.DB.Create(&reviewer).Error)
+	theirs := e.input
+	theirs.UserID = reviewer.ID
+
+	theirToken, their, err := iss.Mint(ctx, theirs)
+	require.NoError(t, err)
+	mineToken, mine, err := iss.Mint(ctx, e.input)
+	require.NoError(t, err)
+
+	renew := e.input
+	renew.Replaces = mine.SessionID
+	renewedToken, _, err := iss.Mint(ctx, renew)
+	require.NoError(t, err)
+	_, err = iss.Verify(ctx, mineToken)
+	requireRefused(t, err, "session token revoked")
+	for _, tok := range []string{theirToken, renewedToken} {
+		_, err := iss.Verify(ctx, tok)
+		require.NoError(t, err, "the other user's session and the renewal stay live")
+	}
+
+	for name, replaces := range map[string]string{
+		"another user's session": their.SessionID,
+		"an unknown session":     models.NewID(),
+	} {
+		in := e.input
+		in.Replaces = replaces
+		_, _, err := iss.Mint(ctx, in)
+		require.NoError(t, err, name)
+	}
+	// Neither replaced anything: each counted, and the oldest (theirs,
+	// then the renewal) went by the two-live rule.
+	_, err = iss.Verify(ctx, theirToken)
+	requireRefused(t, err, "session token revoked")
+	_, err = iss.Verify(ctx, renewedToken)
+	requireRefused(t, err, "session token revoked")
+}
+
+// TestTheIssuersTTL: a configured TTL shorter than the seed's is the
+// tokens' lifetime; zero or a longer one is the seed's.
+func TestTheIssuersTTL(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	for ttl, want := range map[time.Duration]time.Duration{0: TTL, 6 * time.Second: 6 * time.Second, time.Hour: TTL} {
+		i, err := NewIssuer(IssuerOptions{Store: e.st, Redis: e.redis.Client, KeyPrefix: e.redis.Prefix, Keys: []config.Key{newKey}, Issuer: testIssuer, TTL: ttl})
+		require.NoError(t, err)
+		t.Cleanup(i.Close)
+		tok, c, err := i.Mint(ctx, e.input)
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now().Add(want), c.ExpiresAt, 2*time.Second, "ttl %s", ttl)
+		_, err = i.Verify(ctx, tok)
+		require.NoError(t, err)
+	}
+}
