@@ -248,6 +248,23 @@ func (s *server) requireRole(c *fiber.Ctx, roles ...string) error {
 	return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
 }
 
+// errNotOperator is the 403 of a queue action by an admin who is not an operator.
+var errNotOperator = apperr.Forbiddenf("the queues serve every workspace: only the deployment's operators (OPERATOR_USER_IDS) may pause them or act on their tasks")
+
+// isOperator reports whether a is one of the deployment's operators.
+func (s *server) isOperator(a signedAdmin) bool {
+	return a.ID != "" && slices.Contains(s.OperatorUserIDs, a.ID)
+}
+
+// requireOperator admits, after requireAdmin, an admin who is one of the
+// deployment's operators (Services.OperatorUserIDs).
+func (s *server) requireOperator(c *fiber.Ctx) error {
+	if !s.isOperator(adminOf(c)) {
+		return errNotOperator
+	}
+	return c.Next()
+}
+
 // safeNext returns next when it is a path on this console, else "/", so the
 // sign-in form cannot be used to send an admin to another site.
 func safeNext(next string) string {

@@ -40,6 +40,9 @@ func newStack(t *testing.T, opts ...func(*config.Config)) *stack {
 	}
 	s.P, s.Store = newPlatform(t, cfg)
 	s.Tenant = testkit.NewTenant(t, s.Store.DB)
+	// The tenant's admin is the deployment's operator: the Queues tests
+	// pause queues and cancel jobs.
+	s.P.Config.OperatorUserIDs = []string{s.Tenant.Admin.ID}
 	serve(t, api.New(s.P.APIServices()), apiLn)
 	serve(t, mustConsole(t, s.P), consoleLn)
 	return s

@@ -17,6 +17,9 @@ type queuesPage struct {
 	// Queue and State are the listing asked for (?queue=&state=); Tasks its tasks.
 	Queue, State string
 	Tasks        []queue.Task
+	// Operator says whether the admin may pause queues and act on tasks
+	// (the buttons are shown only then).
+	Operator bool
 }
 
 // listQueues answers GET /queues[?queue=Q&state=S].
@@ -30,7 +33,8 @@ func (s *server) listQueues(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := queuesPage{Queues: qs, Servers: servers, States: queue.States, Queue: c.Query("queue"), State: c.Query("state", queue.StatePending)}
+	p := queuesPage{Queues: qs, Servers: servers, States: queue.States, Queue: c.Query("queue"), State: c.Query("state", queue.StatePending),
+		Operator: s.isOperator(adminOf(c))}
 	if p.Queue != "" {
 		if !slices.Contains(queue.States, p.State) {
 			p.State = queue.StatePending

@@ -83,6 +83,10 @@ type Services struct {
 	Tools *toolconfig.Service
 	// JobQueues shows and steers the asynq queues (the Queues page).
 	JobQueues *queue.Service
+	// OperatorUserIDs are the users who may steer the queues
+	// (Config.OperatorUserIDs): the queues serve every workspace, so a
+	// workspace's admin may look but not pause or act on tasks.
+	OperatorUserIDs []string
 	// Resumes redelivers resume webhooks (the Webhooks page).
 	Resumes *review.Resumer
 	// Metrics records every page served; nil records nothing.
@@ -201,9 +205,9 @@ func (s *server) routes(app *fiber.App) {
 	g.Post("/webhooks/:event/redeliver", s.redeliverWebhook)
 
 	g.Get("/queues", s.listQueues)
-	g.Post("/queues/:queue/pause", s.pauseQueue)
-	g.Post("/queues/:queue/resume", s.resumeQueue)
-	g.Post("/queues/:queue/tasks/:task/:action", s.actOnQueueTask)
+	g.Post("/queues/:queue/pause", s.requireOperator, s.pauseQueue)
+	g.Post("/queues/:queue/resume", s.requireOperator, s.resumeQueue)
+	g.Post("/queues/:queue/tasks/:task/:action", s.requireOperator, s.actOnQueueTask)
 
 	g.Get("/audit", s.listAudit)
 }

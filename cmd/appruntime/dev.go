@@ -122,6 +122,10 @@ func runDev(ctx context.Context, args []string) error {
 		_ = apiLn.Close()
 		return fmt.Errorf("console: %w (set CONSOLE_ADDR to use another port)", err)
 	}
+	if len(cfg.OperatorUserIDs) == 0 {
+		// The demo's admin runs this one-machine deployment: its operator.
+		cfg.OperatorUserIDs = []string{seeded.AdminUserID}
+	}
 	consoleApp, err := console.New(p.ConsoleServices())
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,12 @@ type Config struct {
 	// ReviewClaimFor is how long a review claim holds; zero is the seed's
 	// 20 minutes (review.ClaimDuration). No variable sets it: tests shorten it.
 	ReviewClaimFor time.Duration
+	// OperatorUserIDs are the console users who are the deployment's
+	// operators (OPERATOR_USER_IDS, comma-separated user ids): only they may
+	// pause a queue or act on its tasks, which reach every workspace. User
+	// ids, not emails: an email is unique only within a workspace, so any
+	// workspace's admin could create a user with an operator's email.
+	OperatorUserIDs []string
 	// SessionTTL is how long an app session token lives; zero is the seed's
 	// 15 minutes (session.TTL), which is also its bound. No variable sets it:
 	// tests shorten it to see a bundle renew its session.
@@ -164,6 +171,27 @@ func ParseQueueList(v string) ([]string, error) {
 }
 
 // queueList reads a variable of queue classes.
+// idList reads a comma-separated list of ids (UUIDs, as the database
+// writes them: lower case); empty entries are skipped.
+func (r *reader) idList(name string) []string {
+	var ids []string
+	for _, v := range strings.Split(r.getenv(name), ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if !idPattern.MatchString(v) {
+			r.fail(name, fmt.Sprintf("want user ids such as 0b6c3f9e-6d0a-4c38-9a51-3f3b5d3f0f7e, got %q", v))
+			continue
+		}
+		ids = append(ids, v)
+	}
+	return ids
+}
+
+// idPattern is a lower-case UUID, the form of every id the database holds.
+var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
 func (r *reader) queueList(name string) []string {
 	qs, err := ParseQueueList(r.getenv(name))
 	if err != nil {
@@ -261,6 +289,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		c.QueueConcurrency[q] = r.int("WORKER_CONCURRENCY_"+strings.ToUpper(q), c.WorkerConcurrency, 1, 1000)
 	}
 	c.WorkerQueues = r.queueList("WORKER_QUEUES")
+	c.OperatorUserIDs = r.idList("OPERATOR_USER_IDS")
 	c.TaskCheckInterval = r.durationIn("WORKER_TASK_CHECK_INTERVAL", DefaultTaskCheckInterval, time.Millisecond, time.Second)
 	c.SessionKeys = r.keyRing("SESSION_KEYS")
 	c.SecretsKey = r.key("SECRETS_KEY")

@@ -49,6 +49,24 @@ func TestDataSourceAllowIsOffByDefaultAndApartFromOutbound(t *testing.T) {
 	require.Empty(t, c.OutboundAllow, "allowing a database subnet does not open http_calls to it")
 }
 
+func TestOperatorUserIDs(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleConsole, env(validConsole()))
+	require.NoError(t, err)
+	require.Empty(t, c.OperatorUserIDs, "no operator unless named")
+	e := validConsole()
+	e["OPERATOR_USER_IDS"] = " 0b6c3f9e-6d0a-4c38-9a51-3f3b5d3f0f7e, ,019a1c2e-0000-7000-8000-000000000001"
+	c, err = config.Load(config.RoleConsole, env(e))
+	require.NoError(t, err)
+	require.Equal(t, []string{"0b6c3f9e-6d0a-4c38-9a51-3f3b5d3f0f7e", "019a1c2e-0000-7000-8000-000000000001"}, c.OperatorUserIDs)
+}
+
+func validConsole() map[string]string {
+	e := validAPI()
+	e["CONSOLE_SESSION_KEY"] = key32
+	return e
+}
+
 func TestRedisKeyPrefixAndOutboxRetention(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(config.RoleWorker, env(validAPI()))
@@ -82,6 +100,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"cidr", "OUTBOUND_ALLOW_CIDRS", "127.0.0.1/99", "OUTBOUND_ALLOW_CIDRS"},
 		{"data-source cidr", "DATASOURCE_ALLOW_CIDRS", "10.0.0.0/33", "DATASOURCE_ALLOW_CIDRS"},
 		{"duration", "LOOKUP_WAIT", "soon", "LOOKUP_WAIT"},
+		{"operator email", "OPERATOR_USER_IDS", "ops@example.com", "OPERATOR_USER_IDS"},
+		{"operator id in capitals", "OPERATOR_USER_IDS", "0B6C3F9E-6D0A-4C38-9A51-3F3B5D3F0F7E", "OPERATOR_USER_IDS"},
 		{"number", "WORKER_CONCURRENCY", "0", "WORKER_CONCURRENCY"},
 		{"public url", "PUBLIC_API_URL", "ftp://x", "PUBLIC_API_URL"},
 		{"python path", "PYTHON_BIN", "python3", "PYTHON_BIN"},

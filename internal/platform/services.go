@@ -44,7 +44,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		Parked: p.Parked, Tasks: p.Tasks, Tools: p.Tools, Queue: p.Queue, Capabilities: p.Capabilities,
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
-		JobQueues: p.JobQueues, Resumes: p.Resumes, Metrics: p.Metrics,
+		JobQueues: p.JobQueues, OperatorUserIDs: p.Config.OperatorUserIDs, Resumes: p.Resumes, Metrics: p.Metrics,
 	}
 }
 
