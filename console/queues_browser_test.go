@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/artifact"
-	"github.com/appruntime/appruntime/internal/binding"
+	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/task"
@@ -137,11 +137,11 @@ func startSleeperRun(t *testing.T, s *stack, f fixture) <-chan sleeperRun {
 	})
 	require.NoError(t, err)
 	spec := demo.Spec()
-	spec.Tools = []binding.Tool{{Op: "sleep", Tool: "Sleeper"}}
+	spec.Tools = []bindingspec.Tool{{Op: "sleep", Tool: "Sleeper"}}
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
-	b, err := s.P.Bindings.Create(ctx, ws, actor, binding.Input{
-		Name: "Sleeper binding", BindingKind: binding.KindPostgres, IntegrationID: f.IntegrationID, AllowedOperations: raw,
+	b, err := s.P.Bindings.Create(ctx, ws, actor, bindingspec.Input{
+		Name: "Sleeper binding", BindingKind: bindingspec.KindPostgres, IntegrationID: f.IntegrationID, AllowedOperations: raw,
 	})
 	require.NoError(t, err)
 	app, err := s.P.Tools.Create(ctx, ws, actor, toolconfig.Input{
