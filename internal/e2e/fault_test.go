@@ -78,6 +78,7 @@ type faultStack struct {
 	apiAddr string
 	apiURL  string
 	store   *store.Store // the platform database, for the checks
+	redis   testkit.RedisEnv
 	source  *store.Store // the data source
 	tenant  testkit.Tenant
 	api     *child
@@ -96,7 +97,7 @@ func newFaultStack(t *testing.T) *faultStack {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	fs := &faultStack{apiAddr: addr, apiURL: "http://" + addr, store: st, source: testkit.DataSource(t), tenant: testkit.NewTenant(t, st.DB)}
+	fs := &faultStack{apiAddr: addr, apiURL: "http://" + addr, store: st, redis: rd, source: testkit.DataSource(t), tenant: testkit.NewTenant(t, st.DB)}
 	fs.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + testkit.URLOf(st), "REDIS_URL=" + testkit.RedisURL(), "REDIS_KEY_PREFIX=" + rd.Prefix,

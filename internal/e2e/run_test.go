@@ -30,6 +30,7 @@ import (
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
@@ -47,6 +48,9 @@ type runStack struct {
 	stepID  string
 	token   string
 	toolIDs map[string]string // display name → id
+	// pythonDeadline is a python run's deadline (nanoseconds); 3 s unless
+	// a test sets it before its first run.
+	pythonDeadline atomic.Int64
 }
 
 // runBinding grants one op per executor.
@@ -70,9 +74,16 @@ func ptr[T any](v T) *T { return &v }
 
 func newRunStack(t *testing.T, opts ...func(*config.Config)) *runStack {
 	t.Helper()
+	return newRunStackOn(t, testkit.Schema(t), testkit.Redis(t), true, opts...)
+}
+
+// newRunStackOn is newRunStack on a given schema and Redis environment; with
+// inProcessWorker false, no worker runs in the test's process (a test starts
+// `appruntime worker` processes instead).
+func newRunStackOn(t *testing.T, st *store.Store, rd testkit.RedisEnv, inProcessWorker bool, opts ...func(*config.Config)) *runStack {
+	t.Helper()
 	rs := &runStack{model: newStandInModel(t), engine: newStandInEngine(t), toolIDs: map[string]string{}}
-	st := testkit.Schema(t)
-	rd := testkit.Redis(t)
+	rs.pythonDeadline.Store(int64(3 * time.Second))
 	ln, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	rs.stack = &stack{URL: "http://" + ln.Addr().String(), Store: st, Redis: rd}
@@ -96,7 +107,7 @@ func newRunStack(t *testing.T, opts ...func(*config.Config)) *runStack {
 	p.Limiter.SetRate(limit.Rate{PerSecond: 10000, Burst: 10000})
 	p.Runtime.RunDeadlineFunc = func(base string) time.Duration {
 		if base == models.BasePythonCode {
-			return 3 * time.Second // the sleeper outlives it
+			return time.Duration(rs.pythonDeadline.Load()) // the sleeper outlives it
 		}
 		return 30 * time.Second
 	}
@@ -105,7 +116,9 @@ func newRunStack(t *testing.T, opts ...func(*config.Config)) *runStack {
 	done := make(chan error, 1)
 	go func() { done <- web.Serve(ctx, api.New(p.APIServices()), ln, 2*time.Second) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, ignoreCanceled(<-done)) })
-	startWorker(t, p)
+	if inProcessWorker {
+		startWorker(t, p)
+	}
 	rs.setUp(t)
 	return rs
 }
