@@ -194,7 +194,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Store: o.Store, Redis: o.Redis, Queue: o.Queues.Events, Secrets: p.Secrets,
 		HTTPClient: p.outboundClient(metrics.ClientWebhook), Metrics: p.Metrics, Log: o.Log,
 	})
-	p.Parked = review.NewParked(o.Store, func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) })
+	p.Parked = review.NewParked(o.Store, p.nudgeRelay)
 	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
 	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
 	// The review queue serves the host capabilities: the host claims and
@@ -219,7 +219,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		Journal:      journal,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
 		Capabilities: capabilitiesOrNil(p.Capabilities),
-		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
+		AfterRelease: p.nudgeRelay,
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 		Jobs:         p.RunJobs, Queues: o.Queues, ExtractionSlots: p.ExtractionSlots,
 		ServedTools: toolset.Served(o.Config, p.Files != nil),
@@ -250,7 +250,7 @@ func (p *Platform) buildAgentTools() error {
 	p.AgentCalls = agentcall.NewService(agentcall.Options{
 		Store: o.Store, Dispatcher: dispatcher, Log: o.Log, Jobs: p.RunJobs, Queue: o.Queues.Lookup,
 		Components:   agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(o.Store.DB), Box: p.Secrets},
-		AfterRelease: func(ctx context.Context) { _ = outbox.Nudge(ctx, o.Redis, o.KeyPrefix) },
+		AfterRelease: p.nudgeRelay,
 	})
 	p.Replies = reply.NewService(o.Store, p.Storage)
 	return nil
@@ -321,7 +321,8 @@ func (p *Platform) buildAdmin() error {
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)
-	p.Tasks = task.NewService(task.Options{Store: o.Store, Log: o.Log, BundleBaseURL: o.Config.BundleBaseURL, LLM: p.LLM})
+	p.Tasks = task.NewService(task.Options{Store: o.Store, Log: o.Log, BundleBaseURL: o.Config.BundleBaseURL, LLM: p.LLM,
+		AfterQueueFunc: p.nudgeRelay})
 	return nil
 }
 
@@ -407,4 +408,11 @@ func capabilitiesOrNil(c *capability.Service) runtime.Capabilities {
 		return nil
 	}
 	return c
+}
+
+// nudgeRelay wakes the outbox relays after a commit that wrote outbox rows,
+// so their jobs are queued at once rather than at the next poll. A failed
+// nudge only costs that latency.
+func (p *Platform) nudgeRelay(ctx context.Context) {
+	_ = outbox.Nudge(ctx, p.Options.Redis, p.Options.KeyPrefix)
 }

@@ -129,6 +129,7 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 	}
 	step.Output = models.MustJSON(art)
 
+	queued := false // outbox rows written: the relay is nudged after commit
 	err = s.st.Tx(ctx, func(tx *gorm.DB) error {
 		if err := claimRunning(tx, t.ID, await != nil, now); err != nil {
 			return err
@@ -158,17 +159,22 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 			if _, err := outbox.Add(tx, outbox.KindProducer, job); err != nil {
 				return err
 			}
+			queued = true
 		}
 		if await != nil && (len(defs) > 0 || agent.SummaryInstructions != "") {
 			payload := SummaryPayload{WorkspaceID: c.WorkspaceID, TaskID: t.ID, StepID: step.ID, AgentID: agent.ID, AwaitID: await.ID}
 			if _, err := outbox.Add(tx, outbox.KindSummary, payload); err != nil {
 				return err
 			}
+			queued = true
 		}
 		return nil
 	})
 	if err != nil {
 		return StepView{}, err
+	}
+	if queued && s.afterQueue != nil {
+		s.afterQueue(ctx)
 	}
 	return stepView(step), nil
 }

@@ -40,6 +40,7 @@ type Service struct {
 	st            *store.Store
 	bundleBaseURL string
 	deps          Deps
+	afterQueue    func(context.Context)
 }
 
 // Options are what a Service is built from.
@@ -51,11 +52,16 @@ type Options struct {
 	BundleBaseURL string
 	// LLM runs the summary pass; nil skips it.
 	LLM *llm.Client
+	// AfterQueueFunc runs after a step's transaction committed outbox rows
+	// (a producer's job, a summary pass): the platform nudges the outbox
+	// relay, so the job is queued now rather than at the relay's next poll.
+	// Nil waits for the poll.
+	AfterQueueFunc func(context.Context)
 }
 
 // NewService returns a task service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, bundleBaseURL: o.BundleBaseURL, deps: Deps{DB: o.Store.DB, LLM: o.LLM, Log: o.Log}}
+	return &Service{st: o.Store, bundleBaseURL: o.BundleBaseURL, deps: Deps{DB: o.Store.DB, LLM: o.LLM, Log: o.Log}, afterQueue: o.AfterQueueFunc}
 }
 
 // Summarize runs the summary pass of an outbox row with the service's
