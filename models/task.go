@@ -174,6 +174,18 @@ type WriteIntent struct {
 	CreatedAt time.Time
 }
 
+// ProducerSeed journals the data-source transaction that seeds an artifact
+// step's rows (runtime.Service.Seed). It commits before that transaction
+// does, so a producer retried after a crash asks the data source whether
+// its rows are there instead of writing them twice. Deleted when the step
+// settles.
+type ProducerSeed struct {
+	StepID    string `gorm:"primaryKey"`
+	SourceTx  string // datasource.Tx.ID
+	Rows      int64  // rows the transaction wrote
+	CreatedAt time.Time
+}
+
 // Outbox is something that must happen because a transaction committed; the
 // relay moves it to a queue with ID as the task id.
 type Outbox struct {

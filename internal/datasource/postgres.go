@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/appruntime/appruntime/internal/apperr"
 )
 
 // postgresSource is a Postgres data source: one pgx pool. pgx prepares and
@@ -137,6 +139,42 @@ type postgresTx struct {
 
 func (t *postgresTx) Write(ctx context.Context, w WriteStmt) (int64, error) {
 	return postgresWrite(ctx, t.tx, w, t.timeout)
+}
+
+// ID implements Tx: txid_current() assigns the transaction its id (an
+// epoch-extended xid, which never wraps around).
+func (t *postgresTx) ID(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	var id int64
+	if err := t.tx.QueryRow(ctx, "SELECT txid_current()").Scan(&id); err != nil {
+		return "", postgresError(err, nil, nil, t.timeout)
+	}
+	return strconv.FormatInt(id, 10), nil
+}
+
+// TxStatus implements Source with txid_status (Postgres 10+), which
+// answers from the commit log: NULL once the transaction is older than
+// what the server keeps.
+func (s *postgresSource) TxStatus(ctx context.Context, id string) (TxOutcome, error) {
+	xid, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return TxUnknown, apperr.Invalidf("datasource: %q is not a transaction id", id)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var status *string
+	if err := s.pool.QueryRow(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
+		return TxUnknown, postgresError(err, nil, nil, s.timeout)
+	}
+	if status == nil {
+		return TxUnknown, nil
+	}
+	switch o := TxOutcome(*status); o {
+	case TxCommitted, TxAborted, TxInProgress:
+		return o, nil
+	}
+	return TxUnknown, nil
 }
 
 func (t *postgresTx) Commit(ctx context.Context) error {

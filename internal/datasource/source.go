@@ -34,7 +34,24 @@ type Source interface {
 	// Begin starts a transaction for an action's writes. The caller must
 	// end it with Commit or Rollback.
 	Begin(ctx context.Context) (Tx, error)
+	// TxStatus tells what became of the transaction Tx.ID named: whether
+	// it committed, even when its commit's answer was lost (a crashed
+	// process, a broken connection).
+	TxStatus(ctx context.Context, id string) (TxOutcome, error)
 }
+
+// TxOutcome is what became of a transaction (Source.TxStatus).
+type TxOutcome string
+
+// Transaction outcomes.
+const (
+	TxCommitted  TxOutcome = "committed"
+	TxAborted    TxOutcome = "aborted"
+	TxInProgress TxOutcome = "in progress"
+	// TxUnknown: the source cannot tell (a transaction too old for its
+	// commit log, or a source that does not name transactions).
+	TxUnknown TxOutcome = "unknown"
+)
 
 // Tx is a transaction on a Source: several writes committed together.
 type Tx interface {
@@ -46,6 +63,10 @@ type Tx interface {
 	// Rollback discards the writes; after Commit it does nothing, so it can
 	// always be deferred.
 	Rollback(ctx context.Context) error
+	// ID names the transaction for Source.TxStatus (on Postgres its
+	// transaction id, assigned now). "" when the source cannot name
+	// transactions (SQLite, the dev mode's demo).
+	ID(ctx context.Context) (string, error)
 }
 
 // SelectQuery is one page of a read op.

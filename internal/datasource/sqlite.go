@@ -137,6 +137,14 @@ func sqliteWrite(ctx context.Context, db sqlExecer, w WriteStmt, timeout time.Du
 	return n, nil
 }
 
+// TxStatus implements Source: SQLite transactions have no names.
+func (s *sqliteSource) TxStatus(context.Context, string) (TxOutcome, error) {
+	return TxUnknown, nil
+}
+
+// ID implements Tx: SQLite cannot name a transaction.
+func (t *sqliteTx) ID(context.Context) (string, error) { return "", nil }
+
 type sqliteTx struct {
 	tx      *sql.Tx
 	timeout time.Duration

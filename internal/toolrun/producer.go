@@ -139,6 +139,11 @@ func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText stri
 		if res.RowsAffected == 0 {
 			return nil
 		}
+		// The seeding journal (runtime.Service.Seed) served the retries;
+		// the settled step needs it no more.
+		if err := tx.Where("step_id = ?", j.StepID).Delete(&models.ProducerSeed{}).Error; err != nil {
+			return fmt.Errorf("toolrun: drop seed journal: %w", err)
+		}
 		typ, payload := FeedArtifactReady, map[string]any{"status": status, "rows_seeded": rows}
 		if status == models.StepFailed {
 			typ, payload = FeedArtifactFailed, map[string]any{"status": status, "error": errText}
