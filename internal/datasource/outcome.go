@@ -27,3 +27,13 @@ func AnswerLost(err error) bool {
 	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
 }
+
+// CommitRefused reports whether a failed commit was answered by the data
+// source with an error (a deferred constraint, a serialization failure):
+// the transaction rolled back. Any other failure may have committed, even
+// one AnswerLost does not count as lost: pgx reports a connection that broke
+// while the commit was in flight as "conn closed", like one closed before.
+func CommitRefused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr)
+}

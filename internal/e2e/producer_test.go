@@ -1,15 +1,22 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -20,16 +27,30 @@ import (
 // script queue) seeds rows through the binding; the agent API and the feed
 // show the artifact ready, and a /read returns the seeded rows. A producer
 // that raises fails its step with its error.
-func TestProducerSeedsRowsTheBundleReads(t *testing.T) {
-	t.Parallel()
-	rs := newRunStack(t)
+// producers is a binding over a lines table (an insert-only write op, a
+// read of the task's lines) on a data source of the test's own, whose
+// configured tools seed it.
+type producers struct {
+	rs      *runStack
+	source  *store.Store
+	binding string // id
+	bundle  string
+}
+
+// newProducers sets producers up on rs; dsnFunc, when given, rewrites the
+// data source's DSN (to send it through a proxy).
+func newProducers(t *testing.T, rs *runStack, dsnFunc func(string) string) *producers {
+	t.Helper()
 	ctx := context.Background()
 	db := rs.Store.DB
-	ws, agent := rs.tenant.Workspace.ID, rs.tenant.Agent.ID
-
+	ws := rs.tenant.Workspace.ID
 	source := testkit.DataSource(t)
 	require.NoError(t, source.DB.Exec(`CREATE TABLE lines (id integer PRIMARY KEY, task_id text NOT NULL, label text NOT NULL)`).Error)
-	secrets, err := rs.P.Secrets.SealJSON(datasource.Secrets{DSN: testkit.URLOf(source)})
+	dsn := testkit.URLOf(source)
+	if dsnFunc != nil {
+		dsn = dsnFunc(dsn)
+	}
+	secrets, err := rs.P.Secrets.SealJSON(datasource.Secrets{DSN: dsn})
 	require.NoError(t, err)
 	integ := models.Integration{ID: models.NewID(), WorkspaceID: ws, Name: "lines", Kind: "postgres", SecretsEnc: secrets}
 	require.NoError(t, db.Create(&integ).Error)
@@ -44,35 +65,55 @@ func TestProducerSeedsRowsTheBundleReads(t *testing.T) {
 	require.NoError(t, err)
 	bundleID := models.NewID()
 	require.NoError(t, db.Create(&models.Bundle{ID: bundleID, Version: 1, WorkspaceID: ws, Name: "lines", SHA256: "00", ContentType: "text/html", Size: 1, StorageKey: "k"}).Error)
+	return &producers{rs: rs, source: source, binding: b.ID, bundle: bundleID}
+}
 
-	newApp := func(code string) string {
-		producer := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws, AgentID: agent, DisplayName: "producer " + models.NewID(),
-			BaseTool: models.BasePythonCode, Config: models.MustJSON(map[string]any{"code": code})}
-		require.NoError(t, db.Create(&producer).Error)
-		app := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws, AgentID: agent, DisplayName: "lines " + producer.ID,
-			BaseTool: models.BaseAppTool, BundleID: &bundleID, BindingID: &b.ID, ProducerToolID: &producer.ID}
-		require.NoError(t, db.Create(&app).Error)
-		return app.ID
-	}
-	newTask := func() string {
-		task := models.Task{ID: models.NewID(), WorkspaceID: ws, AgentID: agent, Status: models.TaskRunning}
-		require.NoError(t, db.Create(&task).Error)
-		return task.ID
-	}
-	waitStep := func(taskID, stepID string) map[string]any {
-		t.Helper()
-		var step map[string]any
-		require.Eventually(t, func() bool {
-			task := rs.must(t, 200, "GET", "/api/agent/tasks/"+taskID, rs.tenant.AgentToken, nil)
-			for _, s := range task["steps"].([]any) {
-				if s.(map[string]any)["id"] == stepID {
-					step = s.(map[string]any)
-				}
+// newApp adds an app tool on the binding whose producer runs code.
+func (p *producers) newApp(t *testing.T, code string) string {
+	t.Helper()
+	db, ws, agent := p.rs.Store.DB, p.rs.tenant.Workspace.ID, p.rs.tenant.Agent.ID
+	producer := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws, AgentID: agent, DisplayName: "producer " + models.NewID(),
+		BaseTool: models.BasePythonCode, Config: models.MustJSON(map[string]any{"code": code})}
+	require.NoError(t, db.Create(&producer).Error)
+	app := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws, AgentID: agent, DisplayName: "lines " + producer.ID,
+		BaseTool: models.BaseAppTool, BundleID: &p.bundle, BindingID: &p.binding, ProducerToolID: &producer.ID}
+	require.NoError(t, db.Create(&app).Error)
+	return app.ID
+}
+
+// newTask adds a running task of the tenant's agent.
+func (p *producers) newTask(t *testing.T) string {
+	t.Helper()
+	task := models.Task{ID: models.NewID(), WorkspaceID: p.rs.tenant.Workspace.ID, AgentID: p.rs.tenant.Agent.ID, Status: models.TaskRunning}
+	require.NoError(t, p.rs.Store.DB.Create(&task).Error)
+	return task.ID
+}
+
+// waitStep waits, up to within, for the step to leave running, as the agent
+// API shows it.
+func (p *producers) waitStep(t *testing.T, taskID, stepID string, within time.Duration) map[string]any {
+	t.Helper()
+	var step map[string]any
+	require.Eventually(t, func() bool {
+		task := p.rs.must(t, 200, "GET", "/api/agent/tasks/"+taskID, p.rs.tenant.AgentToken, nil)
+		for _, s := range task["steps"].([]any) {
+			if s.(map[string]any)["id"] == stepID {
+				step = s.(map[string]any)
 			}
-			return step != nil && step["status"] != models.StepRunning
-		}, 60*time.Second, 50*time.Millisecond)
-		return step
-	}
+		}
+		return step != nil && step["status"] != models.StepRunning
+	}, within, 50*time.Millisecond)
+	return step
+}
+
+func TestProducerSeedsRowsTheBundleReads(t *testing.T) {
+	t.Parallel()
+	rs := newRunStack(t)
+	db := rs.Store.DB
+	p := newProducers(t, rs, nil)
+	newApp := func(code string) string { return p.newApp(t, code) }
+	newTask := func() string { return p.newTask(t) }
+	waitStep := func(taskID, stepID string) map[string]any { return p.waitStep(t, taskID, stepID, 60*time.Second) }
 
 	seeding := newApp("import time\ndef main(input):\n    time.sleep(1)\n    return {'writes': [{'op': 'add_line', 'row': {'id': i, 'label': 'line %d of report %d' % (i, input['report_id'])}} for i in range(1, 4)]}\n")
 	taskID := newTask()
@@ -104,4 +145,137 @@ func TestProducerSeedsRowsTheBundleReads(t *testing.T) {
 	r = rs.call(t, "POST", "/api/app-tools/sessions", rs.tenant.HostToken, map[string]any{"step_id": step["id"]})
 	require.Equal(t, 409, r.Status, string(r.Raw))
 	require.Empty(t, r.Header.Get("Retry-After"))
+}
+
+// TestProducerRetriedSeedsOnce: a producer whose first attempt fails on
+// the way to its data source is retried by asynq with its real backoff and
+// completes its step once: its rows written once (its op is insert-only, so
+// a second write would fail on their keys), one app_tool_run step, one
+// artifact_ready card, nothing billed twice (python bills nothing), and the
+// seeding journal gone. The data source sits behind a loopback proxy that
+// fails once:
+//   - refusing the first connection: nothing was written, the retry seeds;
+//   - cutting the connection that carries the first COMMIT after passing
+//     it on (a worker crash between the data-source commit and settling
+//     looks the same to the next attempt): the rows are written but the
+//     answer is lost, and the retry finds the journaled transaction
+//     committed and seeds nothing again.
+func TestProducerRetriedSeedsOnce(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []proxyFault{refuseFirstConnection, loseFirstCommitAnswer} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			rs := newRunStack(t)
+			db := rs.Store.DB
+			proxy := newFlakyProxy(t, mode)
+			p := newProducers(t, rs, proxy.rewrite)
+			app := p.newApp(t, "def main(input):\n    return {'writes': [{'op': 'add_line', 'row': {'id': i, 'label': 'line %d' % i}} for i in range(1, 4)]}\n")
+			taskID := p.newTask(t)
+			step := rs.must(t, 201, "POST", "/api/agent/tasks/"+taskID+"/steps", rs.tenant.AgentToken, map[string]any{"configured_tool_id": app})
+			stepID := step["id"].(string)
+
+			// asynq's first retry waits 15 to 45 s.
+			settled := p.waitStep(t, taskID, stepID, 120*time.Second)
+			require.Equal(t, models.StepCompleted, settled["status"], "%v", settled["error"])
+			require.EqualValues(t, 1, proxy.failed.Load(), "the first attempt failed")
+			completed, err := asynq.NewInspectorFromRedisClient(rs.Redis.Client).ListCompletedTasks(rs.Redis.Queues.Script)
+			require.NoError(t, err)
+			require.Len(t, completed, 1)
+			require.Equal(t, 1, completed[0].Retried, "the producer ran twice")
+
+			var lines int64
+			require.NoError(t, p.source.DB.Raw(`SELECT count(*) FROM lines WHERE task_id = ?`, taskID).Scan(&lines).Error)
+			require.EqualValues(t, 3, lines, "the rows are written once")
+			count := func(model any, where string, args ...any) int64 {
+				var n int64
+				require.NoError(t, db.Model(model).Where(where, args...).Count(&n).Error)
+				return n
+			}
+			require.EqualValues(t, 1, count(&models.Step{}, "parent_step_id = ? AND kind = ?", stepID, models.StepAppToolRun), "one producer run is recorded")
+			require.EqualValues(t, 1, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_ready"))
+			require.EqualValues(t, 0, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_failed"))
+			require.EqualValues(t, 0, count(&models.UsageRecord{}, "task_id = ?", taskID), "python bills nothing, once")
+			require.EqualValues(t, 0, count(&models.ProducerSeed{}, "step_id = ?", stepID), "the settled step's journal is gone")
+		})
+	}
+}
+
+// proxyFault is how a flakyProxy fails, once.
+type proxyFault string
+
+const (
+	refuseFirstConnection proxyFault = "connection refused once"
+	loseFirstCommitAnswer proxyFault = "commit answer lost once"
+)
+
+// flakyProxy forwards TCP connections to a Postgres server and fails once
+// as its fault says.
+type flakyProxy struct {
+	addr   string
+	target string
+	fault  proxyFault
+	failed atomic.Int32
+	conns  atomic.Int32
+}
+
+func newFlakyProxy(t *testing.T, fault proxyFault) *flakyProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	p := &flakyProxy{addr: ln.Addr().String(), fault: fault}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+// rewrite points dsn at the proxy and the proxy at dsn's server.
+func (p *flakyProxy) rewrite(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		panic(err)
+	}
+	p.target, u.Host = u.Host, p.addr
+	return u.String()
+}
+
+func (p *flakyProxy) serve(client net.Conn) {
+	defer client.Close()
+	if p.conns.Add(1) == 1 && p.fault == refuseFirstConnection {
+		p.failed.Add(1)
+		return
+	}
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	go func() { _, _ = io.Copy(client, server); client.Close() }()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if err != nil {
+			return
+		}
+		chunk := buf[:n]
+		// pgx commits with the simple query "commit" (message Q, length
+		// 11). The client's side is closed before the server may answer,
+		// and the COMMIT passed on: it commits, unanswered.
+		if p.fault == loseFirstCommitAnswer && bytes.Contains(chunk, []byte("Q\x00\x00\x00\x0bcommit\x00")) && p.failed.CompareAndSwap(0, 1) {
+			client.Close()
+			_, _ = server.Write(chunk)
+			time.Sleep(500 * time.Millisecond)
+			return
+		}
+		if _, err := server.Write(chunk); err != nil {
+			return
+		}
+	}
 }

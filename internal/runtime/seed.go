@@ -94,9 +94,11 @@ func (s *Service) Seed(ctx context.Context, c session.Claims, rows []SeedWrite) 
 		return 0, fmt.Errorf("runtime: journal seed: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		if !datasource.AnswerLost(err) {
+		if datasource.CommitRefused(err) {
 			// Refused: nothing was written, and the next attempt seeds
 			// afresh (were this delete lost, it would ask the data source).
+			// Any other failure may have committed: the journal stays for
+			// the next attempt to ask.
 			_ = s.Store.DB.WithContext(context.WithoutCancel(ctx)).Delete(&journal).Error
 		}
 		return 0, err
