@@ -90,6 +90,7 @@ type options struct {
 	run         runOptions
 	reviewTasks int // parked tasks of the review queue phase; 0 skips it
 	reviewers   int
+	workerDebug string // DEBUG_ADDR of the worker process (pprof); empty: none
 }
 
 func run(args []string) error {
@@ -108,6 +109,7 @@ func run(args []string) error {
 	fs.BoolVar(&o.verbs, "verbs", true, "measure /read and /write and the upload flood (false: only the /run phase)")
 	fs.IntVar(&o.run.trips, "run-trips", 1000, "sequential /run and raw round trips each (0 skips the /run phase)")
 	fs.IntVar(&o.run.jobs, "run-jobs", 2000, "jobs per drain of the /run phase")
+	fs.StringVar(&o.workerDebug, "worker-debug-addr", "", "serve the worker process's pprof on this loopback address (DEBUG_ADDR)")
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
 	fs.IntVar(&o.reviewTasks, "review-tasks", 100000, "parked tasks of the review queue phase (0 skips it)")
@@ -154,7 +156,7 @@ func run(args []string) error {
 	api := command(ctx, o.appruntime, env, "api")
 	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL)
 	worker := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
-		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String()), "worker")
+		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
 	for _, p := range []*exec.Cmd{api, base, worker} {
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
 		if err := p.Start(); err != nil {

@@ -58,6 +58,7 @@ func runWorker(ctx context.Context, args []string) error {
 		only = qs
 	}
 	return withPlatform(ctx, config.RoleWorker, func(p *platform.Platform) error {
+		startDebug(p.Log, p.Config.DebugAddr)
 		if only != nil {
 			p.Config.WorkerQueues = only
 		}

@@ -102,7 +102,7 @@ type Config struct {
 
 	LogLevel slog.Level
 
-	// DebugAddr is where the api serves Go's profiler; "" (the default)
+	// DebugAddr is where the api and the worker serve Go's profiler; "" (the default)
 	// serves none. It must be a loopback address.
 	DebugAddr string
 
