@@ -304,3 +304,30 @@ func TestConcurrentAwaitStepsParkOnce(t *testing.T) {
 	require.EqualValues(t, 1, awaits)
 	require.EqualValues(t, 1, steps)
 }
+
+// TestStepThatQueuesNudgesTheRelay: a step whose transaction queued an
+// outbox row (its producer's job) calls AfterQueueFunc once, after commit;
+// a step that queued nothing does not.
+func TestStepThatQueuesNudgesTheRelay(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	var nudges []int64 // outbox rows committed at each nudge
+	svc := task.NewService(task.Options{Store: f.st, Log: discard, BundleBaseURL: bundleBase, AfterQueueFunc: func(context.Context) {
+		var n int64
+		require.NoError(t, f.st.DB.Model(&models.Outbox{}).Count(&n).Error)
+		nudges = append(nudges, n)
+	}})
+	tk := f.newTask(t)
+	_, err := svc.AddAppToolStep(ctx, f.caller, tk.ID, task.StepInput{ConfiguredToolID: f.plain.ID, Params: json.RawMessage(`{"report_id":1}`)})
+	require.NoError(t, err)
+	require.Empty(t, nudges, "nothing queued, no nudge")
+
+	produced := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: f.tenant.Workspace.ID, AgentID: f.tenant.Agent.ID, DisplayName: "Seeded",
+		BaseTool: models.BaseAppTool, BundleID: &f.bundle.ID, BindingID: &f.binding.ID, ProducerToolID: &f.python.ID}
+	require.NoError(t, f.st.DB.Create(&produced).Error)
+	st, err := svc.AddAppToolStep(ctx, f.caller, tk.ID, task.StepInput{ConfiguredToolID: produced.ID})
+	require.NoError(t, err)
+	require.Equal(t, models.StepRunning, st.Status)
+	require.Equal(t, []int64{1}, nudges, "one nudge, once the producer's job is committed")
+}
