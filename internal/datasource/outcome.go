@@ -18,6 +18,13 @@ func AnswerLost(err error) bool {
 	if err == nil {
 		return false
 	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		// pgx marks "conn closed" safe to retry, as if nothing was sent,
+		// but also answers it when the connection closed while it was
+		// waiting for the reply of a statement already sent (a COMMIT the
+		// server ran: TestALostAnswerIsNeverTakenForARefusal).
+		return true
+	}
 	var pgErr *pgconn.PgError
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &pgErr) || errors.As(err, &connectErr) || pgconn.SafeToRetry(err) {
@@ -30,9 +37,7 @@ func AnswerLost(err error) bool {
 
 // CommitRefused reports whether a failed commit was answered by the data
 // source with an error (a deferred constraint, a serialization failure):
-// the transaction rolled back. Any other failure may have committed, even
-// one AnswerLost does not count as lost: pgx reports a connection that broke
-// while the commit was in flight as "conn closed", like one closed before.
+// the transaction rolled back. Any other failure may have committed.
 func CommitRefused(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr)

@@ -30,6 +30,7 @@ func TestAnswerLostOnlyWhereTheWriteMayHaveCommitted(t *testing.T) {
 		{"the connection broke in flight", broken, true},
 		{"the connection broke, wrapped", apperr.Wrap(fmt.Errorf("datasource: %w", broken), apperr.BadGateway, "x"), true},
 		{"the server hung up mid-reply", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{"the connection closed under a statement already sent", fmt.Errorf("datasource: %w", pgconn.ErrConnClosed), true},
 		{"the call was cancelled in flight", fmt.Errorf("datasource: %w", context.Canceled), true},
 	}
 	for _, c := range cases {
