@@ -209,3 +209,19 @@ func member(data []byte, key string) ([]byte, bool) {
 		}
 	}
 }
+
+// PeekString returns the value of key in the JSON object data, before data
+// is decoded, when data is plain JSON (see plain) and the value a string
+// without escapes; ok is false otherwise (a caller then decodes first). It
+// lets a caller choose how to decode data; the decoding still decides
+// whether data is accepted.
+func PeekString(data []byte, key string) (string, bool) {
+	if !plain(data) {
+		return "", false
+	}
+	raw, ok := Lookup(data, key)
+	if !ok || len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
+		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
+}
