@@ -154,42 +154,42 @@ func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied) (Applie
 
 // openRecords is open as openSQL's JSON array of records.
 func openRecords(open []models.WriteIntent) []byte {
-	size := 2
-	for _, in := range open {
-		size += 200 + len(in.Name) + len(in.Actor) + len(in.Payload)
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, '[')
-	for i, in := range open {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendField(buf, '{', "id", in.ID)
-		buf = appendField(buf, ',', "owner", in.Owner)
-		buf = appendField(buf, ',', "task_id", in.TaskID)
-		buf = appendField(buf, ',', "step_id", in.StepID)
-		buf = appendField(buf, ',', "name", in.Name)
-		buf = appendField(buf, ',', "actor", in.Actor)
-		buf = appendPayload(buf, in.Payload)
-	}
-	return append(buf, ']')
+	return records(open, func(in models.WriteIntent) int { return 200 + len(in.Name) + len(in.Actor) + len(in.Payload) },
+		func(buf []byte, in models.WriteIntent) []byte {
+			buf = appendField(buf, '{', "id", in.ID)
+			buf = appendField(buf, ',', "owner", in.Owner)
+			buf = appendField(buf, ',', "task_id", in.TaskID)
+			buf = appendField(buf, ',', "step_id", in.StepID)
+			buf = appendField(buf, ',', "name", in.Name)
+			buf = appendField(buf, ',', "actor", in.Actor)
+			return appendPayload(buf, in.Payload)
+		})
 }
 
 // completionRecords is complete as settleSQL's JSON array of records.
 func completionRecords(complete []Completion) []byte {
-	size := 2
-	for _, c := range complete {
-		size += 100 + len(c.Type) + len(c.Payload)
+	return records(complete, func(c Completion) int { return 100 + len(c.Type) + len(c.Payload) },
+		func(buf []byte, c Completion) []byte {
+			buf = appendField(buf, '{', "id", c.ID)
+			buf = appendField(buf, ',', "type", c.Type)
+			return appendPayload(buf, c.Payload)
+		})
+}
+
+// records is items as one JSON array, each appended by appendRecord into a
+// buffer sized by size (an estimate of each record's length).
+func records[T any](items []T, size func(T) int, appendRecord func([]byte, T) []byte) []byte {
+	n := 2
+	for _, it := range items {
+		n += size(it)
 	}
-	buf := make([]byte, 0, size)
+	buf := make([]byte, 0, n)
 	buf = append(buf, '[')
-	for i, c := range complete {
+	for i, it := range items {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendField(buf, '{', "id", c.ID)
-		buf = appendField(buf, ',', "type", c.Type)
-		buf = appendPayload(buf, c.Payload)
+		buf = appendRecord(buf, it)
 	}
 	return append(buf, ']')
 }

@@ -134,10 +134,7 @@ func (j *Journal) Open(ctx context.Context, in models.WriteIntent) (bool, error)
 func (j *Journal) joinOpen(in models.WriteIntent) (b *openBatch, i int, w *writer, err error) {
 	j.openMu.Lock()
 	defer j.openMu.Unlock()
-	j.mu.RLock()
-	closed := j.closed
-	j.mu.RUnlock()
-	if closed {
+	if j.isClosed() {
 		return nil, 0, nil, errShuttingDown
 	}
 	if n := len(j.waiting); n > 0 && len(j.waiting[n-1].intents) < journalBatch {
@@ -230,14 +227,17 @@ func (j *Journal) enqueue(ctx context.Context, queue chan journalItem, it journa
 	}
 }
 
+func (j *Journal) isClosed() bool {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return j.closed
+}
+
 // ownerID returns the id of this process's owner, claiming it on first use.
 func (j *Journal) ownerID(ctx context.Context) (string, error) {
 	j.ownerMu.Lock()
 	defer j.ownerMu.Unlock()
-	j.mu.RLock()
-	closed := j.closed
-	j.mu.RUnlock()
-	if closed {
+	if j.isClosed() {
 		return "", errShuttingDown
 	}
 	if j.owner == nil {
