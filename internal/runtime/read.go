@@ -131,7 +131,7 @@ func readShape(op *bindingspec.Read, p readPayload) (columns []string, limit int
 
 // lookupBody runs call, the http_calls op that body names, with the body's
 // payload as its values.
-func (s *Service) lookupBody(ctx context.Context, c session.Claims, call *binding.HTTPCall, body []byte) (Result, error) {
+func (s *Service) lookupBody(ctx context.Context, c session.Claims, call *bindingspec.HTTPCall, body []byte) (Result, error) {
 	r, values, decoded, err := parse[map[string]any](body)
 	if err != nil {
 		return Result{}, err
