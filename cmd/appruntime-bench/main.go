@@ -4,9 +4,12 @@
 // SELECT and UPDATE through a pgx pool, under the same load generator and
 // concurrency; and a /read lookup (an http_calls op through the gateway) of
 // a loopback upstream this command serves, against a bare Fiber handler
-// proxying the same upstream with net/http. It prints throughput, p50/p99
-// and the ratio per verb, the api process's peak memory, and a last line
-// "read_ratio=… write_ratio=… lookup_ratio=…".
+// proxying the same upstream with net/http. Each verb is measured in
+// alternating rounds (baseline, then appruntime); it prints per verb and
+// server the median throughput and CPU per request of the rounds, p50/p99,
+// each round's ratio, the api process's peak memory, and a last line
+// "read_ratio=… write_ratio=… lookup_ratio=…" whose ratios are the medians
+// of the rounds' ratios.
 // Then it floods the api with concurrent anonymous uploads (200 × 4 MiB by
 // default) and prints the api's peak memory during the flood.
 //
@@ -30,6 +33,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,7 +90,7 @@ type options struct {
 	rounds      int
 	uploads     int // concurrent anonymous uploads of the flood phase; 0 skips it
 	uploadSize  int
-	verbs       bool // measure /read and /write (and the flood)
+	verbs       verbSet // the verb phases to measure; none: only the /run phase
 	run         runOptions
 	reviewTasks int // parked tasks of the review queue phase; 0 skips it
 	reviewers   int
@@ -103,10 +107,11 @@ func run(args []string) error {
 	fs.IntVar(&o.concurrency, "c", 64, "concurrent connections")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up per measurement")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "measurement time per verb and server")
-	fs.IntVar(&o.rounds, "rounds", 5, "alternating baseline/appruntime rounds the measurement time is split into")
+	fs.IntVar(&o.rounds, "rounds", 5, "alternating baseline/appruntime rounds the measurement time is split into; each ratio is their median")
 	fs.IntVar(&o.uploads, "uploads", 200, "concurrent anonymous uploads of the memory phase (0 skips it)")
 	fs.IntVar(&o.uploadSize, "upload-size", 4<<20, "bytes each anonymous upload sends")
-	fs.BoolVar(&o.verbs, "verbs", true, "measure /read and /write and the upload flood (false: only the /run phase)")
+	o.verbs = allVerbs()
+	fs.Var(&o.verbs, "verbs", "the verbs to measure, of read,write,lookup (true: all; false: none, only the /run phase); the upload flood runs with any")
 	fs.IntVar(&o.run.trips, "run-trips", 1000, "sequential /run and raw round trips each (0 skips the /run phase)")
 	fs.IntVar(&o.run.jobs, "run-jobs", 2000, "jobs per drain of the /run phase")
 	fs.StringVar(&o.workerDebug, "worker-debug-addr", "", "serve the worker process's pprof on this loopback address (DEBUG_ADDR)")
@@ -116,6 +121,12 @@ func run(args []string) error {
 	fs.IntVar(&o.reviewers, "reviewers", 16, "concurrent reviewers of the review queue phase")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags take -name=value)", fs.Arg(0))
+	}
+	if o.rounds < 1 {
+		return errors.New("-rounds must be at least 1")
 	}
 	if o.appruntime == "" {
 		return errors.New("-appruntime is required")
@@ -171,13 +182,15 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if !o.verbs {
+	if len(o.verbs) == 0 {
 		return finishWithRun(ctx, o, apiAddr, fx, "")
 	}
 
-	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n\n",
+	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n",
 		o.concurrency, o.duration, o.rounds, o.warmup, rows)
-	fmt.Printf("%-6s %-10s %10s %9s %9s %14s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req")
+	fmt.Printf("req/s, server CPU/req and each ratio are the median of the rounds (a round: baseline then appruntime, each %s);\n"+
+		"p50/p99 are over every request of the rounds\n\n", o.duration/time.Duration(o.rounds))
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "ratio per round")
 	type target struct {
 		server, addr, path, token string
 		body                      func(r *rand.Rand) []byte
@@ -207,8 +220,13 @@ func run(args []string) error {
 	}
 	ratio := map[string]float64{}
 	for _, v := range verbs {
+		if !o.verbs[v.verb] {
+			continue
+		}
 		// Alternating rounds cancel the drift of a shared machine's speed,
-		// which would otherwise land on whichever server ran second.
+		// which would otherwise land on whichever server ran second, and
+		// the median of their ratios is not moved by one round that another
+		// process on the machine slowed down.
 		var measured [2]measurement
 		for i, t := range []target{v.baseline, v.project} {
 			if _, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.warmup); err != nil {
@@ -234,24 +252,28 @@ func run(args []string) error {
 				measured[i].add(m)
 			}
 		}
-		for _, m := range measured {
+		rounds := roundRatios(measured[1].rounds, measured[0].rounds)
+		for i, m := range measured {
 			p50, p99 := m.percentiles()
-			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs\n", v.verb, m.server, m.rps(), ms(p50), ms(p99), m.cpuPerRequest())
+			perRound := ""
+			if i == 1 {
+				perRound = formatRatios(rounds)
+			}
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99), m.medianCPUPerRequest(), perRound)
 		}
-		ratio[v.verb] = measured[1].rps() / measured[0].rps()
+		ratio[v.verb] = median(rounds)
 	}
 	peak, err := peakRSS(api.Process.Pid)
 	if err != nil {
 		return err
 	}
-	readRatio, writeRatio := ratio["read"], ratio["write"]
 	fmt.Printf("\nappruntime api peak memory (VmHWM): %.1f MiB\n", float64(peak)/(1<<20))
 	if o.uploads > 0 {
 		if err := floodPhase(apiAddr, api.Process.Pid, o.uploads, o.uploadSize); err != nil {
 			return err
 		}
 	}
-	ratios := fmt.Sprintf("read_ratio=%.2f write_ratio=%.2f lookup_ratio=%.2f", readRatio, writeRatio, ratio["lookup"])
+	ratios := ratioLine(ratio)
 	if o.reviewTasks > 0 {
 		line, err := reviewPhase(ctx, apiAddr, dbURL, o.reviewTasks, o.reviewers, o.duration)
 		if err != nil {
@@ -600,28 +622,123 @@ func mint(apiURL, hostToken, stepID string) (string, error) {
 type measurement struct {
 	server    string
 	latencies []time.Duration
-	elapsed   time.Duration
-	cpu       time.Duration
+	rounds    []result
 }
 
 func (m *measurement) add(r result) {
 	m.latencies = append(m.latencies, r.latencies...)
-	m.elapsed += r.elapsed
-	m.cpu += r.cpu
+	m.rounds = append(m.rounds, r)
 }
 
-// cpuPerRequest is the server process's own CPU time (user + system) per
-// request, in microseconds: what the server costs apart from the database
-// and the load generator.
-func (m *measurement) cpuPerRequest() float64 {
-	return float64(m.cpu.Microseconds()) / float64(len(m.latencies))
+// medianCPUPerRequest is the median over the rounds of the server
+// process's own CPU time (user + system) per request, in microseconds: what
+// the server costs apart from the database and the load generator.
+func (m *measurement) medianCPUPerRequest() float64 {
+	per := make([]float64, len(m.rounds))
+	for i, r := range m.rounds {
+		per[i] = float64(r.cpu.Microseconds()) / float64(len(r.latencies))
+	}
+	return median(per)
 }
 
-func (m *measurement) rps() float64 { return float64(len(m.latencies)) / m.elapsed.Seconds() }
+// medianRPS is the median over the rounds of the requests per second.
+func (m *measurement) medianRPS() float64 {
+	per := make([]float64, len(m.rounds))
+	for i, r := range m.rounds {
+		per[i] = r.rps()
+	}
+	return median(per)
+}
 
 func (m *measurement) percentiles() (p50, p99 time.Duration) {
 	sort.Slice(m.latencies, func(i, j int) bool { return m.latencies[i] < m.latencies[j] })
 	return m.latencies[len(m.latencies)/2], m.latencies[len(m.latencies)*99/100]
+}
+
+// roundRatios are the throughput ratios project/baseline of each round.
+func roundRatios(project, baseline []result) []float64 {
+	out := make([]float64, len(project))
+	for i := range project {
+		out[i] = project[i].rps() / baseline[i].rps()
+	}
+	return out
+}
+
+// median is the middle of xs (the mean of the two middle values when their
+// number is even).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func formatRatios(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
+}
+
+// benchVerbs are the verb phases, in the order they run and print.
+var benchVerbs = []string{"read", "write", "lookup"}
+
+// ratioLine is the ratios part of the last line: read_ratio=… write_ratio=…
+// lookup_ratio=… for the verbs measured.
+func ratioLine(ratio map[string]float64) string {
+	var parts []string
+	for _, v := range benchVerbs {
+		if r, ok := ratio[v]; ok {
+			parts = append(parts, fmt.Sprintf("%s_ratio=%.2f", v, r))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// verbSet is the -verbs flag: a comma-separated list of benchVerbs, or true
+// (all) or false (none).
+type verbSet map[string]bool
+
+func allVerbs() verbSet {
+	s := verbSet{}
+	for _, v := range benchVerbs {
+		s[v] = true
+	}
+	return s
+}
+
+func (s verbSet) String() string {
+	var on []string
+	for _, v := range benchVerbs {
+		if s[v] {
+			on = append(on, v)
+		}
+	}
+	return strings.Join(on, ",")
+}
+
+func (s *verbSet) Set(value string) error {
+	switch value {
+	case "true", "all":
+		*s = allVerbs()
+		return nil
+	case "false", "none", "":
+		*s = verbSet{}
+		return nil
+	}
+	set := verbSet{}
+	for _, v := range strings.Split(value, ",") {
+		if !slices.Contains(benchVerbs, strings.TrimSpace(v)) {
+			return fmt.Errorf("unknown verb %q (one of %s)", v, strings.Join(benchVerbs, ", "))
+		}
+		set[strings.TrimSpace(v)] = true
+	}
+	*s = set
+	return nil
 }
 
 // result of one load run: every request's latency and the wall time.
@@ -630,6 +747,8 @@ type result struct {
 	elapsed   time.Duration
 	cpu       time.Duration // the server's CPU time during the run
 }
+
+func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
 
 // load sends requests from concurrency connections for d and measures them.
 // Any non-200 reply stops the run with an error: a benchmark of failures

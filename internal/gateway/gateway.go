@@ -177,7 +177,7 @@ func (g *Gateway) Call(ctx context.Context, call *bindingspec.HTTPCall, in CallI
 		return Response{}, err
 	}
 	if creds.grant == nil {
-		res, err := g.send(ctx, call, out, creds, nil)
+		res, err := g.send(ctx, call, out, creds, nil, false)
 		if err != nil {
 			return Response{}, err
 		}
@@ -196,7 +196,7 @@ func (g *Gateway) callWithToken(ctx context.Context, call *bindingspec.HTTPCall,
 			g.log.WarnContext(ctx, "gateway: token grant failed", append([]any{"op", call.Op, "integration_id", creds.key.integration}, tokenDetail(err)...)...)
 			return Response{}, tokenError(call, err)
 		}
-		res, err := g.send(ctx, call, out, creds, tok)
+		res, err := g.send(ctx, call, out, creds, tok, attempt > 1)
 		if err != nil {
 			return Response{}, err
 		}
@@ -320,13 +320,19 @@ func withQuery(u, query string) string {
 }
 
 // send sends one attempt. A failure to get any reply is an error: 403 when
-// the guard refused the address, else 502; the cause is logged.
-func (g *Gateway) send(ctx context.Context, call *bindingspec.HTTPCall, out outbound, creds credentials, tok *oauth2.Token) (*http.Response, error) {
+// the guard refused the address, else 502; the cause is logged. The first
+// attempt sends out's own header (render made it for this call); a retry
+// sends a copy, as the first request may still be being written.
+func (g *Gateway) send(ctx context.Context, call *bindingspec.HTTPCall, out outbound, creds credentials, tok *oauth2.Token, retry bool) (*http.Response, error) {
 	var body *bytes.Reader
 	if out.body != nil {
 		body = bytes.NewReader(out.body)
 	}
-	req, err := newRequest(ctx, out, body)
+	header := out.header
+	if retry {
+		header = header.Clone()
+	}
+	req, err := newRequest(ctx, out, header, body)
 	if err != nil {
 		g.log.WarnContext(ctx, "gateway: cannot build the request", "op", call.Op, "error", err.Error())
 		return nil, apperr.Wrap(errUnsendable, apperr.BadGateway, "http_call %q: the filled url is not a valid request", call.Op)
@@ -347,7 +353,7 @@ func (g *Gateway) send(ctx context.Context, call *bindingspec.HTTPCall, out outb
 	return nil, apperr.Wrap(errTransport, apperr.BadGateway, "http_call %q: the upstream could not be reached", call.Op)
 }
 
-func newRequest(ctx context.Context, out outbound, body *bytes.Reader) (*http.Request, error) {
+func newRequest(ctx context.Context, out outbound, header http.Header, body *bytes.Reader) (*http.Request, error) {
 	var req *http.Request
 	var err error
 	if body == nil {
@@ -358,6 +364,6 @@ func newRequest(ctx context.Context, out outbound, body *bytes.Reader) (*http.Re
 	if err != nil {
 		return nil, err
 	}
-	req.Header = out.header.Clone()
+	req.Header = header
 	return req, nil
 }

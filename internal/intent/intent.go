@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -74,38 +75,43 @@ func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 	return out, nil
 }
 
-// The statements of Apply on Postgres. Every array is text[] (cast in
-// SQL): the driver sends those in binary, where uuid[] or jsonb[] would be
-// quoted and escaped element by element. Each answers the ids of what it
-// did not do (normally none, so a busy batch reads nothing back).
+// The statements of Apply on Postgres. The records of a part travel as one
+// JSON array (json_to_recordset): the driver sends one text parameter, built
+// by appending, with each payload (JSON already) embedded as it is, where
+// one array parameter per column would cost an allocation per element.
+// Each answers the ids of what it did not do (normally none, so a busy batch
+// reads nothing back).
 var (
 	// openSQL records intents, but not those of a step whose await is
 	// settled.
-	openSQL = `WITH opened AS (
+	openSQL = `WITH i AS (
+    SELECT * FROM json_to_recordset($2::text::json)
+        AS i (id uuid, owner uuid, task_id uuid, step_id text, name text, actor text, payload jsonb)),
+opened AS (
     INSERT INTO write_intents (id, owner, task_id, step_id, name, actor, payload, created_at)
-    SELECT i.id::uuid, i.owner::uuid, i.task_id::uuid, i.step_id::uuid, i.name, i.actor, i.payload::jsonb, $1
-    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-        AS i (id, owner, task_id, step_id, name, actor, payload)
-    WHERE NOT EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = i.task_id::uuid AND a.source_type = '` + models.AwaitSourceAppTool + `'
+    SELECT i.id, i.owner, i.task_id, i.step_id::uuid, i.name, i.actor, i.payload, $1 FROM i
+    WHERE NOT EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = i.task_id AND a.source_type = '` + models.AwaitSourceAppTool + `'
         AND a.correlation_key = i.step_id AND a.status <> '` + models.AwaitPending + `')
     RETURNING id)
-SELECT id FROM unnest($2::text[]) AS i (id) WHERE i.id::uuid NOT IN (SELECT id FROM opened)`
+SELECT id FROM i WHERE id NOT IN (SELECT id FROM opened)`
 
 	// settleSQL drops intents and turns others into their feed rows, which
 	// take their tasks' feed locks before their ids are drawn
 	// (feed.LockedWhere); data-modifying CTEs all run, whatever the final
 	// SELECT reads.
-	settleSQL = `WITH dropped AS (
+	settleSQL = `WITH c AS (
+    SELECT * FROM json_to_recordset($3::text::json) AS c (id uuid, type text, payload jsonb)),
+dropped AS (
     DELETE FROM write_intents WHERE id = ANY($2::text[]::uuid[])),
 completed AS (
-    DELETE FROM write_intents w USING unnest($3::text[], $4::text[], $5::text[]) AS c (id, type, payload)
-    WHERE w.id = c.id::uuid
-    RETURNING w.id, w.task_id, w.step_id, c.type, w.name, c.payload::jsonb AS payload, w.actor),
+    DELETE FROM write_intents w USING c
+    WHERE w.id = c.id
+    RETURNING w.id, w.task_id, w.step_id, c.type, w.name, c.payload, w.actor),
 fed AS (
     INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, created_at)
     SELECT task_id, step_id, type, name, payload, actor, $1 FROM completed
-    WHERE ` + feed.LockedWhere("$6") + `)
-SELECT id FROM unnest($3::text[]) AS c (id) WHERE c.id::uuid NOT IN (SELECT id FROM completed)`
+    WHERE ` + feed.LockedWhere("$4") + `)
+SELECT id FROM c WHERE id NOT IN (SELECT id FROM completed)`
 )
 
 // Querier runs a query: a *sql.DB, or a *sql.Conn of the caller's with
@@ -125,33 +131,118 @@ func ApplyOn(ctx context.Context, q Querier, b Batch) (Applied, error) {
 // journal never mixes them in one batch).
 func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied) (Applied, error) {
 	now := time.Now().UTC()
-	if n := len(b.Open); n > 0 {
-		ids, owners, tasks, steps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		names, actors, payloads := make([]string, n), make([]string, n), make([]string, n)
-		for i, in := range b.Open {
-			ids[i], owners[i], tasks[i], steps[i] = in.ID, in.Owner, in.TaskID, in.StepID
-			names[i], actors[i], payloads[i] = in.Name, in.Actor, string(in.Payload)
-		}
-		if err := queryIDs(ctx, q, out.Refused, openSQL, now, ids, owners, tasks, steps, names, actors, payloads); err != nil {
+	if len(b.Open) > 0 {
+		if err := queryIDs(ctx, q, out.Refused, openSQL, now, string(openRecords(b.Open))); err != nil {
 			return Applied{}, err
 		}
 	}
 	if m := len(b.Complete); m > 0 || len(b.Drop) > 0 {
-		ids, types, payloads := make([]string, m), make([]string, m), make([]string, m)
 		rows := make([]models.FeedEvent, m)
 		for i, c := range b.Complete {
-			ids[i], types[i], payloads[i] = c.ID, c.Type, string(c.Payload)
 			rows[i].TaskID = c.TaskID
 		}
 		drop := b.Drop
 		if drop == nil {
 			drop = []string{}
 		}
-		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, drop, ids, types, payloads, feed.TaskIDs(rows...)); err != nil {
+		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, drop, string(completionRecords(b.Complete)), feed.TaskIDs(rows...)); err != nil {
 			return Applied{}, err
 		}
 	}
 	return out, nil
+}
+
+// openRecords is open as openSQL's JSON array of records.
+func openRecords(open []models.WriteIntent) []byte {
+	return records(open, func(in models.WriteIntent) int { return 200 + len(in.Name) + len(in.Actor) + len(in.Payload) },
+		func(buf []byte, in models.WriteIntent) []byte {
+			buf = appendField(buf, '{', "id", in.ID)
+			buf = appendField(buf, ',', "owner", in.Owner)
+			buf = appendField(buf, ',', "task_id", in.TaskID)
+			buf = appendField(buf, ',', "step_id", in.StepID)
+			buf = appendField(buf, ',', "name", in.Name)
+			buf = appendField(buf, ',', "actor", in.Actor)
+			return appendPayload(buf, in.Payload)
+		})
+}
+
+// completionRecords is complete as settleSQL's JSON array of records.
+func completionRecords(complete []Completion) []byte {
+	return records(complete, func(c Completion) int { return 100 + len(c.Type) + len(c.Payload) },
+		func(buf []byte, c Completion) []byte {
+			buf = appendField(buf, '{', "id", c.ID)
+			buf = appendField(buf, ',', "type", c.Type)
+			return appendPayload(buf, c.Payload)
+		})
+}
+
+// records is items as one JSON array, each appended by appendRecord into a
+// buffer sized by size (an estimate of each record's length).
+func records[T any](items []T, size func(T) int, appendRecord func([]byte, T) []byte) []byte {
+	n := 2
+	for _, it := range items {
+		n += size(it)
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendRecord(buf, it)
+	}
+	return append(buf, ']')
+}
+
+// appendField appends sep, then "key": and value as a JSON string.
+func appendField(buf []byte, sep byte, key, value string) []byte {
+	buf = append(buf, sep, '"')
+	buf = append(buf, key...)
+	buf = append(buf, '"', ':')
+	return appendJSONString(buf, value)
+}
+
+// appendPayload appends ,"payload": and payload (JSON already; absent is
+// null) and closes the record.
+func appendPayload(buf []byte, payload models.JSON) []byte {
+	buf = append(buf, `,"payload":`...)
+	if len(payload) == 0 {
+		buf = append(buf, "null"...)
+	} else {
+		buf = append(buf, payload...)
+	}
+	return append(buf, '}')
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD (as
+// encoding/json does).
+func appendJSONString(buf []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			buf = append(buf, '\\', c)
+			i++
+		case c < 0x20:
+			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			i++
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = append(buf, "\\ufffd"...)
+			} else {
+				buf = append(buf, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return append(buf, '"')
 }
 
 // queryIDs runs a statement that answers ids, and adds them to into.

@@ -82,7 +82,7 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		if src, err = s.source(ctx, b); err != nil {
 			return Result{}, err
 		}
-		opened, err := s.openIntent(ctx, c, feedName, map[string]any{"verb": "action", "action": act.Name, "rows": p.Rows})
+		opened, err := s.openIntent(ctx, c, feedName, intentRecord("action", "action", act.Name, "rows", v.body, p.Rows))
 		if err != nil {
 			return Result{}, err
 		}

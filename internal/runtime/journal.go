@@ -23,7 +23,11 @@ import (
 //
 // Writers run side by side. Some (openWriters) open intents, with the database's
 // usual durable commit: an intent must be on disk before the data source may
-// commit. One other completes and drops them on a connection of its own
+// commit. Opens have no goroutine of their own: the caller that starts a
+// batch writes it on an idle writer, and the callers arriving meanwhile join
+// the next batch, which the first of them writes once a writer is free (a
+// group commit that costs the caller who leads it no hand-off). One other
+// writer, a goroutine, completes and drops intents on a connection of its own
 // whose commits do not wait for the disk flush (synchronous_commit off on
 // Postgres): what it records is visible at once, and should the platform
 // database crash before flushing it, the intent it removed is still there
@@ -32,15 +36,28 @@ import (
 type Journal struct {
 	st      *store.Store
 	log     *slog.Logger
-	opens   chan journalItem
 	settles chan journalItem
 	wg      sync.WaitGroup
 
 	mu     sync.RWMutex // guards closed against a send on a closed queue
 	closed bool
 
+	openMu  sync.Mutex
+	waiting []*openBatch // batches waiting for a writer, oldest first
+	idle    []*writer    // open writers not writing a batch
+	opening sync.WaitGroup
+
 	ownerMu sync.Mutex
 	owner   *intent.Owner // claimed on first use
+}
+
+// openBatch is intents opened together: its first caller writes it, the
+// others wait for done.
+type openBatch struct {
+	intents []models.WriteIntent
+	turn    chan *writer // the writer the first caller is to write it on
+	done    chan struct{}
+	opened  []journalResult // by intent, once done
 }
 
 // journalItem is one of: an intent to open, an intent to drop, an intent to
@@ -77,11 +94,11 @@ func NewJournal(st *store.Store, log *slog.Logger) *Journal {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	j := &Journal{st: st, log: log, opens: make(chan journalItem, journalBatch), settles: make(chan journalItem, journalBatch)}
-	j.wg.Add(openWriters + 1)
+	j := &Journal{st: st, log: log, settles: make(chan journalItem, journalBatch)}
 	for range openWriters {
-		go j.work(j.opens, &writer{st: st})
+		j.idle = append(j.idle, &writer{st: st})
 	}
+	j.wg.Add(1)
 	go j.work(j.settles, &writer{st: st, setup: "SET synchronous_commit = off"})
 	return j
 }
@@ -95,7 +112,67 @@ func (j *Journal) Open(ctx context.Context, in models.WriteIntent) (bool, error)
 		return false, err
 	}
 	in.Owner = owner
-	return j.submit(ctx, j.opens, journalItem{open: &in})
+	b, i, w, err := j.joinOpen(in)
+	if err != nil {
+		return false, err
+	}
+	if i > 0 {
+		<-b.done
+	} else {
+		if w == nil {
+			w = <-b.turn
+		}
+		j.writeOpens(b, w)
+	}
+	r := b.opened[i]
+	return r.applied, r.err
+}
+
+// joinOpen adds in to the batch being gathered and returns it with in's
+// index there. The first caller of a batch (i == 0) writes it: at once on w
+// when a writer is idle, else on the writer that b.turn hands it.
+func (j *Journal) joinOpen(in models.WriteIntent) (b *openBatch, i int, w *writer, err error) {
+	j.openMu.Lock()
+	defer j.openMu.Unlock()
+	if j.isClosed() {
+		return nil, 0, nil, errShuttingDown
+	}
+	if n := len(j.waiting); n > 0 && len(j.waiting[n-1].intents) < journalBatch {
+		b = j.waiting[n-1]
+		b.intents = append(b.intents, in)
+		return b, len(b.intents) - 1, nil, nil
+	}
+	b = &openBatch{intents: []models.WriteIntent{in}, done: make(chan struct{})}
+	j.opening.Add(1)
+	if n := len(j.idle); n > 0 {
+		w, j.idle = j.idle[n-1], j.idle[:n-1]
+		return b, 0, w, nil
+	}
+	b.turn = make(chan *writer, 1)
+	j.waiting = append(j.waiting, b)
+	return b, 0, nil, nil
+}
+
+// writeOpens writes b on w, then hands w to the oldest waiting batch, or
+// back to the idle ones.
+func (j *Journal) writeOpens(b *openBatch, w *writer) {
+	items := make([]journalItem, len(b.intents))
+	for i := range b.intents {
+		items[i] = journalItem{open: &b.intents[i]}
+	}
+	b.opened = make([]journalResult, len(items))
+	j.flush(items, w.apply, func(i int, r journalResult) { b.opened[i] = r })
+	close(b.done)
+	j.openMu.Lock()
+	if len(j.waiting) > 0 {
+		next := j.waiting[0]
+		j.waiting = j.waiting[1:]
+		next.turn <- w
+	} else {
+		j.idle = append(j.idle, w)
+	}
+	j.openMu.Unlock()
+	j.opening.Done()
 }
 
 // Drop removes the intent id of a write that did not commit.
@@ -150,14 +227,17 @@ func (j *Journal) enqueue(ctx context.Context, queue chan journalItem, it journa
 	}
 }
 
+func (j *Journal) isClosed() bool {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return j.closed
+}
+
 // ownerID returns the id of this process's owner, claiming it on first use.
 func (j *Journal) ownerID(ctx context.Context) (string, error) {
 	j.ownerMu.Lock()
 	defer j.ownerMu.Unlock()
-	j.mu.RLock()
-	closed := j.closed
-	j.mu.RUnlock()
-	if closed {
+	if j.isClosed() {
 		return "", errShuttingDown
 	}
 	if j.owner == nil {
@@ -173,14 +253,19 @@ func (j *Journal) ownerID(ctx context.Context) (string, error) {
 // Close stops the writers once every queued item is written, then releases
 // the owner.
 func (j *Journal) Close() {
+	j.openMu.Lock() // no batch starts after closed is set
 	j.mu.Lock()
 	if !j.closed {
 		j.closed = true
-		close(j.opens)
 		close(j.settles)
 	}
 	j.mu.Unlock()
+	j.openMu.Unlock()
+	j.opening.Wait()
 	j.wg.Wait()
+	for _, w := range j.idle {
+		w.close()
+	}
 	j.ownerMu.Lock()
 	defer j.ownerMu.Unlock()
 	if j.owner != nil {
@@ -206,30 +291,30 @@ func (j *Journal) work(queue chan journalItem, w *writer) {
 				break drain
 			}
 		}
-		j.flush(batch, w.apply)
+		j.flush(batch, w.apply, func(i int, r journalResult) { j.deliver(batch[i], r) })
 	}
 }
 
-// flush applies a batch in one statement. Should it fail, each item is
-// retried on its own so that one bad item (a task deleted meanwhile) fails
-// only its own call.
-func (j *Journal) flush(batch []journalItem, apply func(intent.Batch) (intent.Applied, error)) {
+// flush applies a batch in one statement and hands each item's result to
+// deliver. Should it fail, each item is retried on its own so that one bad
+// item (a task deleted meanwhile) fails only its own call.
+func (j *Journal) flush(batch []journalItem, apply func(intent.Batch) (intent.Applied, error), deliver func(i int, r journalResult)) {
 	var b intent.Batch
 	for _, it := range batch {
 		add(&b, it)
 	}
 	applied, err := apply(b)
 	if err == nil || len(batch) == 1 {
-		for _, it := range batch {
-			j.deliver(it, result(it, applied, err))
+		for i, it := range batch {
+			deliver(i, result(it, applied, err))
 		}
 		return
 	}
-	for _, it := range batch {
+	for i, it := range batch {
 		var one intent.Batch
 		add(&one, it)
 		applied, err := apply(one)
-		j.deliver(it, result(it, applied, err))
+		deliver(i, result(it, applied, err))
 	}
 }
 

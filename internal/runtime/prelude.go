@@ -34,6 +34,29 @@ func begin[P any](ctx context.Context, s *Service, c session.Claims, body []byte
 	return &call[P]{Request: r, b: b, body: body, p: p, decoded: decoded}, nil
 }
 
+// bindingFirst loads the session's binding before the body is parsed, for
+// a verb that chooses how to parse the body by what the binding declares
+// for its op. A refusal of the body still comes first, as in begin.
+func bindingFirst(ctx context.Context, s *Service, c session.Claims, body []byte) (*binding.Loaded, error) {
+	b, err := s.binding(ctx, c)
+	if err != nil {
+		if _, perr := ParseRequest(body); perr != nil {
+			return nil, perr
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// beginOn is begin on a binding already loaded (bindingFirst).
+func beginOn[P any](b *binding.Loaded, body []byte) (*call[P], error) {
+	r, p, decoded, err := parse[P](body)
+	if err != nil {
+		return nil, err
+	}
+	return &call[P]{Request: r, b: b, body: body, p: p, decoded: decoded}, nil
+}
+
 // prelude is begin, then the op the request names, found by find among the
 // binding's ops for verb (403 when the binding does not declare it), then
 // the payload decoded as a P.

@@ -8,6 +8,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/strictjson"
 )
 
 // readPayload is what a `reads` op takes.
@@ -20,8 +21,21 @@ type readPayload struct {
 
 // Read runs one `reads` op, or one `http_calls` op (a lookup). A reads op of
 // the same name takes precedence, so a lookup can never shadow a database read.
+// The binding is loaded first, so that a body naming a lookup is parsed once,
+// with its payload as the lookup's values, never as a read's.
 func (s *Service) Read(ctx context.Context, c session.Claims, body []byte) (Result, error) {
-	v, err := begin[readPayload](ctx, s, c, body)
+	b, err := bindingFirst(ctx, s, c, body)
+	if err != nil {
+		return Result{}, err
+	}
+	if op, ok := strictjson.PeekString(body, "op"); ok {
+		if call, isCall := b.HTTPCall(op); isCall {
+			if _, isRead := b.Read(op); !isRead {
+				return s.lookupBody(ctx, c, call, body)
+			}
+		}
+	}
+	v, err := beginOn[readPayload](b, body)
 	if err != nil {
 		return Result{}, err
 	}
@@ -113,6 +127,24 @@ func readShape(op *bindingspec.Read, p readPayload) (columns []string, limit int
 		limit = p.Limit
 	}
 	return columns, limit, nil
+}
+
+// lookupBody runs call, the http_calls op that body names, with the body's
+// payload as its values.
+func (s *Service) lookupBody(ctx context.Context, c session.Claims, call *bindingspec.HTTPCall, body []byte) (Result, error) {
+	r, values, decoded, err := parse[map[string]any](body)
+	if err != nil {
+		return Result{}, err
+	}
+	if !decoded {
+		if err := decodePayload(r.Payload, &values); err != nil {
+			return Result{}, err
+		}
+	}
+	if values == nil {
+		values = map[string]any{}
+	}
+	return s.lookup(ctx, c, call, values)
 }
 
 // lookup runs an http_calls op: rate-limited per surface, bounded by the

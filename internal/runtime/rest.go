@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/models"
 )
 
 // A rest binding's reads and writes are requests against its integration's
@@ -119,7 +120,7 @@ var bodyMethods = []string{http.MethodPost, http.MethodPut, http.MethodPatch}
 // A 2xx reply is one row affected; anything else is 502 and no feed row.
 // The write intent is kept as outcome unknown only when the request may
 // have reached the upstream without an answer.
-func (s *Service) restWrite(ctx context.Context, c session.Claims, b *binding.Loaded, op *bindingspec.Write, row, values map[string]any) (Result, error) {
+func (s *Service) restWrite(ctx context.Context, c session.Claims, b *binding.Loaded, op *bindingspec.Write, record models.JSON, values map[string]any) (Result, error) {
 	call, err := s.restCall(ctx, b, op.Op, op.Request)
 	if err != nil {
 		return Result{}, err
@@ -127,7 +128,7 @@ func (s *Service) restWrite(ctx context.Context, c session.Claims, b *binding.Lo
 	if len(call.BodyTemplate) == 0 && slices.Contains(bodyMethods, call.Method) {
 		call.BodyTemplate = rowTemplate(values)
 	}
-	in, err := s.openIntent(ctx, c, op.Op, map[string]any{"verb": "write", "op": op.Op, "row": row})
+	in, err := s.openIntent(ctx, c, op.Op, record)
 	if err != nil {
 		return Result{}, err
 	}

@@ -32,14 +32,15 @@ func (s *Service) Write(ctx context.Context, c session.Claims, body []byte) (Res
 	if err != nil {
 		return Result{}, err
 	}
+	record := intentRecord("write", "op", op.Op, "row", v.body, p.Row)
 	if b.Kind == bindingspec.KindREST {
-		return s.restWrite(ctx, c, b, op, p.Row, stmt.Values)
+		return s.restWrite(ctx, c, b, op, record, stmt.Values)
 	}
 	src, err := s.source(ctx, b)
 	if err != nil {
 		return Result{}, err
 	}
-	in, err := s.openIntent(ctx, c, op.Op, map[string]any{"verb": "write", "op": op.Op, "row": p.Row})
+	in, err := s.openIntent(ctx, c, op.Op, record)
 	if err != nil {
 		return Result{}, err
 	}

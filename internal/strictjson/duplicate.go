@@ -159,3 +159,69 @@ func unquoteKey(quoted []byte) []byte {
 	}
 	return []byte(k)
 }
+
+// Lookup returns the raw JSON value at path (a key per nested object) in
+// data, which must be one valid JSON value (Unmarshal has accepted it), so
+// that a caller can keep part of a request as sent rather than encode what
+// it decoded again. ok is false when a key is absent or is not an object's
+// key there, and also when an object on the path holds a key that a decoder
+// would take for the path's key without being it byte for byte (another
+// case, an escape): the caller then encodes the decoded value instead.
+func Lookup(data []byte, path ...string) (raw []byte, ok bool) {
+	for _, key := range path {
+		if data, ok = member(data, key); !ok {
+			return nil, false
+		}
+	}
+	return bytes.TrimSpace(data), true
+}
+
+// member is the raw value of key in the object data (see Lookup).
+func member(data []byte, key string) ([]byte, bool) {
+	s := scanner{data: data}
+	s.skipSpace()
+	if s.i >= len(s.data) || s.data[s.i] != '{' {
+		return nil, false
+	}
+	s.i++ // {
+	var found []byte
+	for {
+		s.skipSpace()
+		if s.data[s.i] == '}' {
+			return found, found != nil
+		}
+		quoted := s.str()
+		exact := string(quoted[1:len(quoted)-1]) == key
+		if !exact && bytes.EqualFold(unquoteKey(quoted), []byte(key)) {
+			return nil, false
+		}
+		s.skipSpace()
+		s.i++ // :
+		s.skipSpace()
+		start := s.i
+		s.value()
+		if exact {
+			found = s.data[start:s.i]
+		}
+		s.skipSpace()
+		if s.data[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+// PeekString returns the value of key in the JSON object data, before data
+// is decoded, when data is plain JSON (see plain) and the value a string
+// without escapes; ok is false otherwise (a caller then decodes first). It
+// lets a caller choose how to decode data; the decoding still decides
+// whether data is accepted.
+func PeekString(data []byte, key string) (string, bool) {
+	if !plain(data) {
+		return "", false
+	}
+	raw, ok := Lookup(data, key)
+	if !ok || len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
+		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
+}

@@ -149,3 +149,48 @@ func TestTryAcceptsOnlyWhatUnmarshalAccepts(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupFindsTheValueAsSentOrDeclines(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body string
+		path []string
+		want string // "" declines
+	}{
+		{`{"op":"w","payload":{"row":{"id":1,"n":"a b"}}}`, []string{"payload", "row"}, `{"id":1,"n":"a b"}`},
+		{` { "payload" : { "x" : [1,{"row":2}], "row" : [ 1 , 2 ] } , "op":"w" } `, []string{"payload", "row"}, `[ 1 , 2 ]`},
+		{`{"payload":{"row":"text, with } and \" inside"}}`, []string{"payload", "row"}, `"text, with } and \" inside"`},
+		{`{"payload":{"row":12.5}}`, []string{"payload", "row"}, `12.5`},
+		{`{"payload":{"rows":{}}}`, []string{"payload", "row"}, ""},
+		{`{"payload":null}`, []string{"payload", "row"}, ""},
+		{`{"payload":[{"row":1}]}`, []string{"payload", "row"}, ""},
+		{`{"payload":{"Row":{"id":1}}}`, []string{"payload", "row"}, ""},                // a decoder folds case
+		{`{"payload":{"row":{"id":1},"ROW":{"id":2}}}`, []string{"payload", "row"}, ""}, // and would keep the last
+		{`{"payload":{"\u0072ow":{"id":1}}}`, []string{"payload", "row"}, ""},           // an escaped key
+	} {
+		raw, ok := strictjson.Lookup([]byte(tc.body), tc.path...)
+		require.Equal(t, tc.want != "", ok, tc.body)
+		require.Equal(t, tc.want, string(raw), tc.body)
+	}
+}
+
+func TestPeekStringReadsAPlainBodyOnly(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"op":"lookup_item","payload":{"id":1}}`: "lookup_item",
+		`{"payload":{"op":"inner"},"op":"outer"}`: "outer",
+		`{"op":"a\"b"}`:      "", // an escape: decode first
+		`{"op":1}`:           "", // not a string
+		`{"Op":"x"}`:         "", // a decoder would fold it
+		`{"op":"x"`:          "", // not JSON
+		`{"op":"x"}}`:        "", // trailing data
+		`["op","x"]`:         "", // not an object
+		``:                   "",
+		`{"op":"é"}`:         "é",
+		"{\"op\":\"x\xff\"}": "", // invalid UTF-8
+	} {
+		got, ok := strictjson.PeekString([]byte(body), "op")
+		require.Equal(t, want != "", ok, body)
+		require.Equal(t, want, got, body)
+	}
+}

@@ -1,0 +1,40 @@
+package intent
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/models"
+)
+
+// The records of a batch are one JSON document built by appending: every
+// string reads back as itself, whatever it holds, and every payload is
+// embedded as the JSON it is.
+func TestRecordsAreJSONThatReadsBackAsTheBatch(t *testing.T) {
+	t.Parallel()
+	odd := []string{"", `quote " and \ backslash`, "line\nbreak\ttab\x01\x1f", "ünïcödé ✓ 𝄞", "</script>&", "bad utf-8 \xff\xfe end"}
+	for _, s := range odd {
+		payload := models.MustJSON(map[string]any{"row": map[string]any{"v": s}})
+		open := []models.WriteIntent{{ID: models.NewID(), Owner: models.NewID(), TaskID: models.NewID(), StepID: models.NewID(),
+			Name: s, Actor: "user:" + s, Payload: payload}, {ID: models.NewID(), Name: "second", Payload: models.JSON(`{}`)}}
+		var gotOpen []map[string]any
+		require.NoError(t, json.Unmarshal(openRecords(open), &gotOpen), "%q", s)
+		require.Len(t, gotOpen, 2)
+		want := json.RawMessage(models.MustJSON(s)) // encoding/json's reading of s (invalid UTF-8 → U+FFFD)
+		var wantS string
+		require.NoError(t, json.Unmarshal(want, &wantS))
+		require.Equal(t, map[string]any{"id": open[0].ID, "owner": open[0].Owner, "task_id": open[0].TaskID, "step_id": open[0].StepID,
+			"name": wantS, "actor": "user:" + wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}}, gotOpen[0])
+		require.Equal(t, "second", gotOpen[1]["name"])
+
+		complete := []Completion{{ID: open[0].ID, Type: s, Payload: payload}, {ID: open[1].ID, Type: "t"}}
+		var gotComplete []map[string]any
+		require.NoError(t, json.Unmarshal(completionRecords(complete), &gotComplete), "%q", s)
+		require.Equal(t, []map[string]any{
+			{"id": open[0].ID, "type": wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}},
+			{"id": open[1].ID, "type": "t", "payload": nil},
+		}, gotComplete)
+	}
+}
