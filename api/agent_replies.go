@@ -19,6 +19,18 @@ func (s *server) agentReplyRoutes(app *fiber.App) {
 	agentOnly := s.requireToken(models.ScopeAgent)
 	app.Post(assetUploadPath, agentOnly, s.uploadAgentAsset)
 	app.Post("/api/agent/tasks/:id/replies", agentOnly, s.postAgentReply)
+	app.Get("/api/tasks/:id/replies", s.requireToken(models.ScopeHost), s.listTaskReplies)
+}
+
+// listTaskReplies answers GET /api/tasks/:id/replies (host token, a task of
+// the token's workspace): {"replies": [...]}, the agent's replies oldest
+// first, as they were posted.
+func (s *server) listTaskReplies(c *fiber.Ctx) error {
+	list, err := s.Replies.TaskReplies(c.UserContext(), principalOf(c).WorkspaceID, c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"replies": list})
 }
 
 // uploadAgentAsset answers POST /api/agent/assets, the body an HTML file

@@ -68,6 +68,8 @@ func TestAgentReplies(t *testing.T) {
 		map[string]any{"type": "text", "text": "Here it is."}, app(ours)}})
 	require.Equal(t, 201, r.Status, "%s", r.Raw)
 	require.Len(t, r.Body["blocks"], 2)
+	require.Equal(t, models.TaskCompleted, r.Body["task_status"], "a final reply completes the running task")
+	replyID := admID(t, r)
 
 	// Refusals: one invalid_blocks with a reason per block, nothing stored.
 	for name, body := range map[string]map[string]any{
@@ -90,4 +92,24 @@ func TestAgentReplies(t *testing.T) {
 	// Another agent cannot reply on the task.
 	r = a.call(t, "POST", path, other.AgentToken, map[string]any{"final": true, "blocks": []any{map[string]any{"type": "text", "text": "x"}}})
 	require.Equal(t, 404, r.Status, "%s", r.Raw)
+
+	// The completed task takes no more replies; nothing of one is kept.
+	r = a.call(t, "POST", path, tn.AgentToken, map[string]any{"final": false, "blocks": []any{map[string]any{"type": "text", "text": "late"}}})
+	require.Equal(t, 409, r.Status, "%s", r.Raw)
+
+	// A host of the workspace reads the replies; another workspace's host cannot.
+	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.HostToken, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	list, _ := r.Body["replies"].([]any)
+	require.Len(t, list, 1, "%s", r.Raw)
+	got := list[0].(map[string]any)
+	require.Equal(t, replyID, got["id"])
+	require.Equal(t, true, got["final"])
+	blocks := got["blocks"].([]any)
+	require.Len(t, blocks, 2)
+	require.Equal(t, ours, blocks[1].(map[string]any)["asset_id"])
+	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", other.HostToken, nil)
+	require.Equal(t, 404, r.Status, "%s", r.Raw)
+	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.AgentToken, nil)
+	require.Contains(t, []int{401, 403}, r.Status, "%s", r.Raw)
 }

@@ -124,6 +124,9 @@ type View struct {
 	Final     bool             `json:"final"`
 	Blocks    []appblock.Block `json:"blocks"`
 	CreatedAt time.Time        `json:"created_at"`
+	// TaskStatus is the task's status once the reply was stored (only on
+	// Post's answer): completed after a final reply on a running task.
+	TaskStatus string `json:"task_status,omitempty"`
 }
 
 func viewOf(r models.TaskReply) (View, error) {
@@ -138,6 +141,12 @@ func viewOf(r models.TaskReply) (View, error) {
 // tasks (appblock.ParseReply: every refusal is one invalid_blocks error
 // with a reason per block, and nothing is stored), with a reply feed event
 // in the same transaction.
+//
+// A final reply is the agent's whole answer: on a running task it completes
+// the task in that transaction. On a parked task (waiting_for_input) it
+// ends the agent's turn and the await still decides: the task stays parked
+// and the person who answers it sees the reply. A completed or failed task
+// takes no reply (409, nothing stored).
 func (s *Service) Post(ctx context.Context, c task.Caller, taskID string, body []byte) (View, error) {
 	db := s.st.DB.WithContext(ctx)
 	var t models.Task
@@ -154,18 +163,67 @@ func (s *Service) Post(ctx context.Context, c task.Caller, taskID string, body [
 	}
 	row := models.TaskReply{ID: models.NewID(), TaskID: t.ID, AgentID: c.AgentID, Final: r.Final,
 		Blocks: models.MustJSON(r.Blocks), CreatedAt: time.Now().UTC()}
+	status := ""
 	err = s.st.Tx(ctx, func(tx *gorm.DB) error {
+		if status, err = settleTask(tx, t.ID, r.Final, row.CreatedAt); err != nil {
+			return err
+		}
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("reply: record: %w", err)
 		}
 		ev := models.FeedEvent{TaskID: t.ID, Type: models.FeedReply, Payload: models.MustJSON(map[string]any{
-			"reply_id": row.ID, "final": r.Final, "blocks": r.Blocks}), Actor: c.Actor, CreatedAt: row.CreatedAt}
+			"reply_id": row.ID, "final": r.Final, "blocks": r.Blocks, "task_status": status}), Actor: c.Actor, CreatedAt: row.CreatedAt}
 		return feed.Insert(ctx, tx, false, ev)
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return View{ID: row.ID, TaskID: row.TaskID, Final: row.Final, Blocks: r.Blocks, CreatedAt: row.CreatedAt}, nil
+	return View{ID: row.ID, TaskID: row.TaskID, Final: row.Final, Blocks: r.Blocks, CreatedAt: row.CreatedAt, TaskStatus: status}, nil
+}
+
+// settleTask takes a reply on task taskID inside tx and returns the task's
+// status after it. The conditional updates lock the task's row until tx
+// ends, so a reply and a step or a resume on the same task are ordered: a
+// final reply completes a running task, any reply leaves a parked one
+// parked, and a task that is over refuses the reply.
+func settleTask(tx *gorm.DB, taskID string, final bool, now time.Time) (string, error) {
+	if final {
+		res := tx.Model(&models.Task{}).Where("id = ? AND status = ?", taskID, models.TaskRunning).
+			Updates(map[string]any{"status": models.TaskCompleted, "updated_at": now})
+		if res.Error != nil {
+			return "", fmt.Errorf("reply: complete task: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return models.TaskCompleted, nil
+		}
+	}
+	res := tx.Model(&models.Task{}).Where("id = ? AND status IN ?", taskID, []string{models.TaskRunning, models.TaskWaitingForInput}).
+		Update("updated_at", now)
+	if res.Error != nil {
+		return "", fmt.Errorf("reply: lock task: %w", res.Error)
+	}
+	var current models.Task
+	if err := tx.Select("status").Where("id = ?", taskID).Take(&current).Error; err != nil {
+		return "", store.NotFound(err, "reply: reload task", "task")
+	}
+	if res.RowsAffected == 0 {
+		return "", apperr.Conflictf("task is %s; it takes no more replies", current.Status)
+	}
+	return current.Status, nil
+}
+
+// TaskReplies returns the replies of task taskID of workspaceID, oldest
+// first, for a host showing the task; another workspace's task is 404.
+func (s *Service) TaskReplies(ctx context.Context, workspaceID, taskID string) ([]View, error) {
+	if !models.IsID(taskID) {
+		return nil, apperr.NotFoundf("task not found")
+	}
+	var t models.Task
+	err := s.st.DB.WithContext(ctx).Select("id").Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if err := store.NotFound(err, "reply: find task", "task"); err != nil {
+		return nil, err
+	}
+	return s.List(ctx, t.ID)
 }
 
 // List returns a task's replies, oldest first (the caller checked the task
