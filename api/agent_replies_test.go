@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/appblock"
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -112,4 +113,54 @@ func TestAgentReplies(t *testing.T) {
 	require.Equal(t, 404, r.Status, "%s", r.Raw)
 	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.AgentToken, nil)
 	require.Contains(t, []int{401, 403}, r.Status, "%s", r.Raw)
+}
+
+// TestHostFramesAssetsBySignedURL: a host lists a task's replies and gets
+// a signed URL per asset, which serves the asset with no token under its
+// own policy, framable only by the ASSET_FRAME_ANCESTORS origins (none by
+// default); a changed URL is 403.
+func TestHostFramesAssetsBySignedURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, ancestors, want string
+	}{
+		{"default", "", "frame-ancestors 'none'"},
+		{"integrators", "https://host.example.com,https://other.example.org", "frame-ancestors https://host.example.com https://other.example.org"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newTestAPI(t, func(c *config.Config) {
+				if tc.ancestors != "" {
+					c.AssetFrameAncestors = strings.Split(tc.ancestors, ",")
+				}
+			})
+			tn := testkit.NewTenant(t, a.Store.DB)
+			page := htmlOf(300)
+			asset := admID(t, uploadAsset(t, a, tn.AgentToken, "text/html", page))
+			taskID := newTask(t, a, tn)
+			r := a.call(t, "POST", "/api/agent/tasks/"+taskID+"/replies", tn.AgentToken, map[string]any{"final": true, "blocks": []any{
+				map[string]any{"type": "app", "asset_id": asset, "title": "T", "fallback": "F"}}})
+			require.Equal(t, 201, r.Status, "%s", r.Raw)
+
+			r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.HostToken, nil)
+			require.Equal(t, 200, r.Status, "%s", r.Raw)
+			got := r.Body["replies"].([]any)[0].(map[string]any)
+			require.NotEmpty(t, got["asset_urls_expire_at"])
+			raw := got["asset_urls"].(map[string]any)[asset].(string)
+			path, ok := strings.CutPrefix(raw, a.URL)
+			require.True(t, ok, "the URL is the API's: %s", raw)
+
+			r = a.call(t, "GET", path, "", nil)
+			require.Equal(t, 200, r.Status, "%s", r.Raw)
+			require.Equal(t, page, string(r.Raw))
+			require.Equal(t, appblock.AssetContentType, r.Header.Get("Content-Type"))
+			csp := r.Header.Get("Content-Security-Policy")
+			require.Contains(t, csp, "connect-src 'none'")
+			require.Contains(t, csp, "sandbox allow-scripts")
+			require.Contains(t, csp, tc.want)
+
+			r = a.call(t, "GET", strings.Replace(path, "task="+taskID, "task="+models.NewID(), 1), "", nil)
+			require.Equal(t, 403, r.Status, "%s", r.Raw)
+		})
+	}
 }

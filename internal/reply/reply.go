@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"gorm.io/gorm"
@@ -20,6 +21,7 @@ import (
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/urlsign"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -27,11 +29,43 @@ import (
 type Service struct {
 	st    *store.Store
 	blobs storage.Store
+	// urls signs asset URLs for hosts (nil: the deployment has no
+	// SECRETS_KEY and hands out none); base is PUBLIC_API_URL.
+	urls *urlsign.Signer
+	base *url.URL
+	now  func() time.Time
 }
 
-// NewService returns a Service keeping asset bytes in blobs.
-func NewService(st *store.Store, blobs storage.Store) *Service {
-	return &Service{st: st, blobs: blobs}
+// Options are what a Service needs.
+type Options struct {
+	Store *store.Store
+	// Blobs keep the asset bytes.
+	Blobs storage.Store
+	// SecretsKey keys the signed asset URLs handed to hosts; without it
+	// the replies carry none.
+	SecretsKey []byte
+	// PublicAPIURL is where the API serves AssetsPath.
+	PublicAPIURL string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// NewService returns a Service on o.
+func NewService(o Options) (*Service, error) {
+	s := &Service{st: o.Store, blobs: o.Blobs, now: o.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if len(o.SecretsKey) > 0 {
+		var err error
+		if s.urls, err = urlsign.New(o.SecretsKey, assetURLKeyInfo, AssetURLLifetime); err != nil {
+			return nil, err
+		}
+		if s.base, err = url.Parse(o.PublicAPIURL); err != nil || s.base.Host == "" {
+			return nil, fmt.Errorf("reply: PUBLIC_API_URL %q is not a URL", o.PublicAPIURL)
+		}
+	}
+	return s, nil
 }
 
 // AssetView is an uploaded asset.
@@ -82,13 +116,18 @@ func (s *Service) AssetOwner(ctx context.Context, id string) (string, error) {
 // task's replies (so a host reaches only what the task shows). Anything
 // else is one 404.
 func (s *Service) TaskAsset(ctx context.Context, workspaceID, taskID, id string) ([]byte, error) {
+	return s.shownAsset(ctx, s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID), taskID, id)
+}
+
+// shownAsset returns the bytes of asset id when an app block of a reply of
+// task taskID (found in tasks, a scoped query) names it; 404 otherwise.
+func (s *Service) shownAsset(ctx context.Context, tasks *gorm.DB, taskID, id string) ([]byte, error) {
 	notFound := apperr.NotFoundf("asset not found")
 	if !appblock.IsAssetID(id) || !models.IsID(taskID) {
 		return nil, notFound
 	}
-	db := s.st.DB.WithContext(ctx)
 	var t models.Task
-	if err := db.Select("id", "agent_id").Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error; err != nil {
+	if err := tasks.Select("id", "agent_id").Where("id = ?", taskID).Take(&t).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, notFound
 		}
@@ -98,23 +137,30 @@ func (s *Service) TaskAsset(ctx context.Context, workspaceID, taskID, id string)
 	if err != nil {
 		return nil, err
 	}
-	shown := false
-	for _, r := range replies {
-		for _, b := range r.Blocks {
-			shown = shown || (b.Type == appblock.TypeApp && b.AssetID == id)
-		}
-	}
-	if !shown {
+	if _, shown := assetsOf(replies)[id]; !shown {
 		return nil, notFound
 	}
 	var row models.AgentAsset
-	if err := db.Where("id = ? AND agent_id = ?", id, t.AgentID).Take(&row).Error; err != nil {
+	if err := s.st.DB.WithContext(ctx).Where("id = ? AND agent_id = ?", id, t.AgentID).Take(&row).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, notFound
 		}
 		return nil, fmt.Errorf("reply: find asset: %w", err)
 	}
 	return s.blobs.Get(ctx, row.StorageKey)
+}
+
+// assetsOf is the set of asset ids the app blocks of replies name.
+func assetsOf(replies []View) map[string]struct{} {
+	ids := map[string]struct{}{}
+	for _, r := range replies {
+		for _, b := range r.Blocks {
+			if b.Type == appblock.TypeApp {
+				ids[b.AssetID] = struct{}{}
+			}
+		}
+	}
+	return ids
 }
 
 // View is a stored reply.

@@ -3,7 +3,11 @@ package reply_test
 import (
 	"context"
 	"errors"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +45,8 @@ func TestPostSettlesTheTask(t *testing.T) {
 			st := testkit.Tx(t)
 			blobs, err := storage.NewDir(t.TempDir())
 			require.NoError(t, err)
-			svc := reply.NewService(st, blobs)
+			svc, err := reply.NewService(reply.Options{Store: st, Blobs: blobs})
+			require.NoError(t, err)
 			tn := testkit.NewTenant(t, st.DB)
 			tk := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: tc.status}
 			require.NoError(t, st.DB.Create(&tk).Error)
@@ -77,7 +82,8 @@ func TestPostOnAnotherAgentsTask(t *testing.T) {
 	st := testkit.Tx(t)
 	blobs, err := storage.NewDir(t.TempDir())
 	require.NoError(t, err)
-	svc := reply.NewService(st, blobs)
+	svc, err := reply.NewService(reply.Options{Store: st, Blobs: blobs})
+	require.NoError(t, err)
 	tn := testkit.NewTenant(t, st.DB)
 	other := models.Agent{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "other"}
 	require.NoError(t, st.DB.Create(&other).Error)
@@ -91,4 +97,107 @@ func TestPostOnAnotherAgentsTask(t *testing.T) {
 	var after models.Task
 	require.NoError(t, st.DB.Where("id = ?", tk.ID).Take(&after).Error)
 	require.Equal(t, models.TaskRunning, after.Status)
+}
+
+// TestSignedAssetURLs: a host's replies carry a signed URL per asset;
+// the URL serves the asset until it expires, and any change to it (its
+// asset, task, expiry or signature) is refused; an asset no reply of the
+// task shows is not served; without SECRETS_KEY there are no URLs.
+func TestSignedAssetURLs(t *testing.T) {
+	t.Parallel()
+	st := testkit.Tx(t)
+	blobs, err := storage.NewDir(t.TempDir())
+	require.NoError(t, err)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	svc, err := reply.NewService(reply.Options{Store: st, Blobs: blobs, SecretsKey: []byte(strings.Repeat("k", 32)),
+		PublicAPIURL: "https://api.example.com/base", Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	tn := testkit.NewTenant(t, st.DB)
+	ctx := context.Background()
+	caller := task.Caller{WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Actor: "agent:" + tn.Agent.ID}
+	newTask := func() string {
+		tk := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
+		require.NoError(t, st.DB.Create(&tk).Error)
+		return tk.ID
+	}
+	taskID, otherTask := newTask(), newTask()
+	html := []byte("<!doctype html><p>app</p>")
+	shown, err := svc.UploadAsset(ctx, caller, "text/html", html)
+	require.NoError(t, err)
+	hidden, err := svc.UploadAsset(ctx, caller, "text/html", html)
+	require.NoError(t, err)
+	_, err = svc.Post(ctx, caller, taskID, []byte(`{"final": false, "blocks": [{"type": "text", "text": "thinking"}]}`))
+	require.NoError(t, err)
+	_, err = svc.Post(ctx, caller, taskID, []byte(`{"final": true, "blocks": [{"type": "app", "asset_id": "`+shown.ID+`", "title": "T", "fallback": "F"}]}`))
+	require.NoError(t, err)
+
+	list, err := svc.HostReplies(ctx, tn.Workspace.ID, taskID)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Nil(t, list[0].AssetURLs, "a reply without app blocks has no URLs")
+	require.Len(t, list[1].AssetURLs, 1)
+	require.Equal(t, now.Add(reply.AssetURLLifetime), *list[1].AssetURLsExpireAt)
+	raw := list[1].AssetURLs[shown.ID]
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	require.Equal(t, "https://api.example.com/base"+reply.AssetsPath+"/"+shown.ID, u.Scheme+"://"+u.Host+u.Path)
+	q := u.Query()
+	ticket := reply.AssetTicket{AssetID: shown.ID, TaskID: q.Get("task"), Exp: q.Get("exp"), Sig: q.Get("sig")}
+	require.Equal(t, taskID, ticket.TaskID)
+
+	data, err := svc.ServeAsset(ctx, ticket)
+	require.NoError(t, err)
+	require.Equal(t, html, data)
+
+	codeOf := func(err error) apperr.Code {
+		var ae *apperr.Error
+		require.True(t, errors.As(err, &ae), "%v", err)
+		return ae.Code
+	}
+	expInt, err := strconv.ParseInt(ticket.Exp, 10, 64)
+	require.NoError(t, err)
+	for name, tc := range map[string]struct {
+		change func(*reply.AssetTicket)
+		want   apperr.Code
+	}{
+		"another asset":          {func(t *reply.AssetTicket) { t.AssetID = hidden.ID }, apperr.Forbidden},
+		"another task":           {func(t *reply.AssetTicket) { t.TaskID = otherTask }, apperr.Forbidden},
+		"a later expiry":         {func(t *reply.AssetTicket) { t.Exp = strconv.FormatInt(expInt+60, 10) }, apperr.Forbidden},
+		"a padded expiry":        {func(t *reply.AssetTicket) { t.Exp = "0" + t.Exp }, apperr.Forbidden},
+		"a changed signature":    {flipSig, apperr.Forbidden},
+		"no signature":           {func(t *reply.AssetTicket) { t.Sig = "" }, apperr.Forbidden},
+		"not an asset id":        {func(t *reply.AssetTicket) { t.AssetID = "ast_x" }, apperr.Forbidden},
+		"a task id of no format": {func(t *reply.AssetTicket) { t.TaskID = "x" }, apperr.Forbidden},
+	} {
+		tk := ticket
+		tc.change(&tk)
+		_, err := svc.ServeAsset(ctx, tk)
+		require.Equal(t, tc.want, codeOf(err), name)
+	}
+
+	// Expired: refused once its time is up.
+	now = now.Add(reply.AssetURLLifetime)
+	_, err = svc.ServeAsset(ctx, ticket)
+	require.Equal(t, apperr.Forbidden, codeOf(err))
+	require.Contains(t, err.Error(), "expired")
+
+	// Without SECRETS_KEY: no URLs, and the route is 501.
+	bare, err := reply.NewService(reply.Options{Store: st, Blobs: blobs})
+	require.NoError(t, err)
+	list, err = bare.HostReplies(ctx, tn.Workspace.ID, taskID)
+	require.NoError(t, err)
+	require.Nil(t, list[1].AssetURLs)
+	_, err = bare.ServeAsset(ctx, ticket)
+	require.Equal(t, apperr.NotImplemented, codeOf(err))
+}
+
+// flipSig changes the first character of a ticket's signature.
+func flipSig(t *reply.AssetTicket) {
+	b := []byte(t.Sig)
+	if b[0] == 'A' {
+		b[0] = 'B'
+	} else {
+		b[0] = 'A'
+	}
+	t.Sig = string(b)
 }
