@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/storage"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -42,12 +43,7 @@ func TestPostSettlesTheTask(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			st := testkit.Tx(t)
-			blobs, err := storage.NewDir(t.TempDir())
-			require.NoError(t, err)
-			svc, err := reply.NewService(reply.Options{Store: st, Blobs: blobs})
-			require.NoError(t, err)
-			tn := testkit.NewTenant(t, st.DB)
+			st, svc, tn := newService(t, reply.Options{})
 			tk := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: tc.status}
 			require.NoError(t, st.DB.Create(&tk).Error)
 			caller := task.Caller{WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Actor: "agent:" + tn.Agent.ID}
@@ -79,18 +75,13 @@ func TestPostSettlesTheTask(t *testing.T) {
 // workspace) is not found, and a refused reply leaves its status alone.
 func TestPostOnAnotherAgentsTask(t *testing.T) {
 	t.Parallel()
-	st := testkit.Tx(t)
-	blobs, err := storage.NewDir(t.TempDir())
-	require.NoError(t, err)
-	svc, err := reply.NewService(reply.Options{Store: st, Blobs: blobs})
-	require.NoError(t, err)
-	tn := testkit.NewTenant(t, st.DB)
+	st, svc, tn := newService(t, reply.Options{})
 	other := models.Agent{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "other"}
 	require.NoError(t, st.DB.Create(&other).Error)
 	tk := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: other.ID, Status: models.TaskRunning}
 	require.NoError(t, st.DB.Create(&tk).Error)
 	caller := task.Caller{WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Actor: "agent:" + tn.Agent.ID}
-	_, err = svc.Post(context.Background(), caller, tk.ID, []byte(`{"final": true, "blocks": [{"type": "text", "text": "x"}]}`))
+	_, err := svc.Post(context.Background(), caller, tk.ID, []byte(`{"final": true, "blocks": [{"type": "text", "text": "x"}]}`))
 	var ae *apperr.Error
 	require.True(t, errors.As(err, &ae), "%v", err)
 	require.Equal(t, apperr.NotFound, ae.Code)
@@ -105,14 +96,9 @@ func TestPostOnAnotherAgentsTask(t *testing.T) {
 // task shows is not served; without SECRETS_KEY there are no URLs.
 func TestSignedAssetURLs(t *testing.T) {
 	t.Parallel()
-	st := testkit.Tx(t)
-	blobs, err := storage.NewDir(t.TempDir())
-	require.NoError(t, err)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	svc, err := reply.NewService(reply.Options{Store: st, Blobs: blobs, SecretsKey: []byte(strings.Repeat("k", 32)),
+	st, svc, tn := newService(t, reply.Options{SecretsKey: []byte(strings.Repeat("k", 32)),
 		PublicAPIURL: "https://api.example.com/base", Now: func() time.Time { return now }})
-	require.NoError(t, err)
-	tn := testkit.NewTenant(t, st.DB)
 	ctx := context.Background()
 	caller := task.Caller{WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Actor: "agent:" + tn.Agent.ID}
 	newTask := func() string {
@@ -182,7 +168,7 @@ func TestSignedAssetURLs(t *testing.T) {
 	require.Contains(t, err.Error(), "expired")
 
 	// Without SECRETS_KEY: no URLs, and the route is 501.
-	bare, err := reply.NewService(reply.Options{Store: st, Blobs: blobs})
+	bare, err := reply.NewService(reply.Options{Store: st})
 	require.NoError(t, err)
 	list, err = bare.HostReplies(ctx, tn.Workspace.ID, taskID)
 	require.NoError(t, err)
@@ -200,4 +186,17 @@ func flipSig(t *reply.AssetTicket) {
 		b[0] = 'A'
 	}
 	t.Sig = string(b)
+}
+
+// newService returns a Service on o with a test transaction and a blob
+// directory of the test's own, and a tenant in the transaction.
+func newService(t *testing.T, o reply.Options) (*store.Store, *reply.Service, testkit.Tenant) {
+	t.Helper()
+	o.Store = testkit.Tx(t)
+	blobs, err := storage.NewDir(t.TempDir())
+	require.NoError(t, err)
+	o.Blobs = blobs
+	svc, err := reply.NewService(o)
+	require.NoError(t, err)
+	return o.Store, svc, testkit.NewTenant(t, o.Store.DB)
 }
