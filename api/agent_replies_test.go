@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/appblock"
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -68,6 +69,8 @@ func TestAgentReplies(t *testing.T) {
 		map[string]any{"type": "text", "text": "Here it is."}, app(ours)}})
 	require.Equal(t, 201, r.Status, "%s", r.Raw)
 	require.Len(t, r.Body["blocks"], 2)
+	require.Equal(t, models.TaskCompleted, r.Body["task_status"], "a final reply completes the running task")
+	replyID := admID(t, r)
 
 	// Refusals: one invalid_blocks with a reason per block, nothing stored.
 	for name, body := range map[string]map[string]any{
@@ -90,4 +93,74 @@ func TestAgentReplies(t *testing.T) {
 	// Another agent cannot reply on the task.
 	r = a.call(t, "POST", path, other.AgentToken, map[string]any{"final": true, "blocks": []any{map[string]any{"type": "text", "text": "x"}}})
 	require.Equal(t, 404, r.Status, "%s", r.Raw)
+
+	// The completed task takes no more replies; nothing of one is kept.
+	r = a.call(t, "POST", path, tn.AgentToken, map[string]any{"final": false, "blocks": []any{map[string]any{"type": "text", "text": "late"}}})
+	require.Equal(t, 409, r.Status, "%s", r.Raw)
+
+	// A host of the workspace reads the replies; another workspace's host cannot.
+	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.HostToken, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	list, _ := r.Body["replies"].([]any)
+	require.Len(t, list, 1, "%s", r.Raw)
+	got := list[0].(map[string]any)
+	require.Equal(t, replyID, got["id"])
+	require.Equal(t, true, got["final"])
+	blocks := got["blocks"].([]any)
+	require.Len(t, blocks, 2)
+	require.Equal(t, ours, blocks[1].(map[string]any)["asset_id"])
+	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", other.HostToken, nil)
+	require.Equal(t, 404, r.Status, "%s", r.Raw)
+	r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.AgentToken, nil)
+	require.Contains(t, []int{401, 403}, r.Status, "%s", r.Raw)
+}
+
+// TestHostFramesAssetsBySignedURL: a host lists a task's replies and gets
+// a signed URL per asset, which serves the asset with no token under its
+// own policy, framable only by the ASSET_FRAME_ANCESTORS origins (none by
+// default); a changed URL is 403.
+func TestHostFramesAssetsBySignedURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, ancestors, want string
+	}{
+		{"default", "", "frame-ancestors 'none'"},
+		{"integrators", "https://host.example.com,https://other.example.org", "frame-ancestors https://host.example.com https://other.example.org"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newTestAPI(t, func(c *config.Config) {
+				if tc.ancestors != "" {
+					c.AssetFrameAncestors = strings.Split(tc.ancestors, ",")
+				}
+			})
+			tn := testkit.NewTenant(t, a.Store.DB)
+			page := htmlOf(300)
+			asset := admID(t, uploadAsset(t, a, tn.AgentToken, "text/html", page))
+			taskID := newTask(t, a, tn)
+			r := a.call(t, "POST", "/api/agent/tasks/"+taskID+"/replies", tn.AgentToken, map[string]any{"final": true, "blocks": []any{
+				map[string]any{"type": "app", "asset_id": asset, "title": "T", "fallback": "F"}}})
+			require.Equal(t, 201, r.Status, "%s", r.Raw)
+
+			r = a.call(t, "GET", "/api/tasks/"+taskID+"/replies", tn.HostToken, nil)
+			require.Equal(t, 200, r.Status, "%s", r.Raw)
+			got := r.Body["replies"].([]any)[0].(map[string]any)
+			require.NotEmpty(t, got["asset_urls_expire_at"])
+			raw := got["asset_urls"].(map[string]any)[asset].(string)
+			path, ok := strings.CutPrefix(raw, a.URL)
+			require.True(t, ok, "the URL is the API's: %s", raw)
+
+			r = a.call(t, "GET", path, "", nil)
+			require.Equal(t, 200, r.Status, "%s", r.Raw)
+			require.Equal(t, page, string(r.Raw))
+			require.Equal(t, appblock.AssetContentType, r.Header.Get("Content-Type"))
+			csp := r.Header.Get("Content-Security-Policy")
+			require.Contains(t, csp, "connect-src 'none'")
+			require.Contains(t, csp, "sandbox allow-scripts")
+			require.Contains(t, csp, tc.want)
+
+			r = a.call(t, "GET", strings.Replace(path, "task="+taskID, "task="+models.NewID(), 1), "", nil)
+			require.Equal(t, 403, r.Status, "%s", r.Raw)
+		})
+	}
 }

@@ -36,6 +36,9 @@ type Services struct {
 	Identity *agenttool.IdentitySigner
 	// Replies stores agents' assets and replies.
 	Replies *reply.Service
+	// AssetFrameAncestors are the host origins that may frame an asset
+	// served by signed URL (ASSET_FRAME_ANCESTORS); none by default.
+	AssetFrameAncestors []string
 	// Admin administers workspaces, agents, integrations, users and tokens,
 	// and verifies API tokens.
 	Admin *admin.Service

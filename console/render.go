@@ -26,6 +26,9 @@ var staticFS embed.FS
 // layoutFile is the shared layout every page is rendered in.
 const layoutFile = "templates/layout.html"
 
+// partialFiles define templates that several pages include.
+var partialFiles = []string{"templates/app_host.html"}
+
 // pageNames are the pages the console renders, each templates/<name>.html.
 // New fails when one is missing or does not parse.
 var pageNames = []string{
@@ -52,6 +55,15 @@ func parsePages(fsys fs.FS) (*pages, error) {
 	base, err := template.New("layout").Funcs(templateFuncs).Parse(string(layout))
 	if err != nil {
 		return nil, fmt.Errorf("console: parse %s: %w", layoutFile, err)
+	}
+	for _, file := range partialFiles {
+		src, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return nil, fmt.Errorf("console: partial: %w", err)
+		}
+		if _, err := base.Parse(string(src)); err != nil {
+			return nil, fmt.Errorf("console: parse %s: %w", file, err)
+		}
 	}
 	p := &pages{byName: make(map[string]*template.Template, len(pageNames))}
 	for _, name := range pageNames {

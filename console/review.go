@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -10,6 +11,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/capability"
+	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/models"
 )
@@ -29,6 +31,8 @@ func (s *server) reviewRoutes(app *fiber.App) {
 	g.Post("/tasks/:id/session", s.openReviewSession)
 	g.Post("/tasks/:id/abort", s.abortReview)
 	g.Post("/tasks/:id/translation", s.reviewTranslation)
+	g.Get("/tasks/:id/assets/:asset", s.showReviewAsset)
+	g.Post("/tasks/:id/messages", s.sendReviewMessage)
 }
 
 // reviewHome is the review page's data.
@@ -88,6 +92,8 @@ type reviewTaskPage struct {
 	Pending   bool   // the step's await is pending: the artifact opens at once
 	Documents []viewerDocument
 	KeyValues []keyValue
+	// Apps are the agent's final replies: their app blocks run on Run.
+	Apps appHost
 }
 
 type keyValue struct{ Key, Value string }
@@ -134,7 +140,13 @@ func (s *server) showReviewTask(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	c.Set(fiber.HeaderContentSecurityPolicy, artifactCSP(s.bundleOrigin))
+	replies, err := s.Replies.List(c.UserContext(), d.ID)
+	if err != nil {
+		return err
+	}
+	replies = slices.DeleteFunc(replies, func(r reply.View) bool { return !r.Final })
+	p.Apps = s.newAppHost(d.ID, reviewPath+"/tasks/"+d.ID, replies, "The agent has not given its final reply.")
+	c.Set(fiber.HeaderContentSecurityPolicy, reviewCSP(s.bundleOrigin))
 	return s.render(c, fiber.StatusOK, "review_task", "Review "+shortID(d.ID), "review", p)
 }
 
@@ -232,4 +244,51 @@ func (s *server) reviewTranslation(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(out)
+}
+
+// reviewCSP is the reviewer's page's policy: pageCSP, except that it frames
+// the bundle origin (the artifact) and the console's own asset route (each
+// app block's HTML is served under its own sandboxed no-network policy,
+// sendAsset).
+func reviewCSP(bundleOrigin string) string {
+	frame := "'self'"
+	if bundleOrigin != "" {
+		frame = bundleOrigin + " 'self'"
+	}
+	return strings.Replace(pageCSP, "frame-src 'none'", "frame-src "+frame, 1)
+}
+
+// showReviewAsset answers GET /review/tasks/:id/assets/:asset for the
+// reviewer holding the task (or an admin): the HTML of an app block of one
+// of the task's replies (sendAsset).
+func (s *server) showReviewAsset(c *fiber.Ctx) error {
+	d, err := s.reviewTask(c)
+	if err != nil {
+		return err
+	}
+	data, err := s.Replies.TaskAsset(c.UserContext(), adminOf(c).WorkspaceID, d.ID, c.Params("asset"))
+	if err != nil {
+		return err
+	}
+	return s.sendAsset(c, data)
+}
+
+// sendReviewMessage answers POST /review/tasks/:id/messages (form field
+// "message") for the reviewer holding the task: the composer's text,
+// perhaps filled by an app's ui/message, becomes a user_message event the
+// agent reads like any other.
+func (s *server) sendReviewMessage(c *fiber.Ctx) error {
+	d, err := s.reviewTask(c)
+	if err != nil {
+		return err
+	}
+	text, err := messageText(c)
+	if err != nil {
+		return err
+	}
+	me := adminOf(c)
+	if err := s.Tasks.AddUserMessage(c.UserContext(), me.WorkspaceID, d.ID, me.actor(), text); err != nil {
+		return err
+	}
+	return redirectTo(c, reviewPath+"/tasks/"+d.ID, "message_sent")
 }

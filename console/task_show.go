@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
-	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/models"
@@ -23,10 +22,8 @@ type taskPage struct {
 	Actors map[string]string
 	// Calls are the task's agent tool calls, with their results and cards.
 	Calls []callCard
-	// Replies are the agent's replies; their app blocks run on Run.
-	Replies []replyCard
-	// OwnOrigins are the origins an app may not ask to open (ours).
-	OwnOrigins []string
+	// Apps are the agent's replies; their app blocks run on Run.
+	Apps appHost
 	// Deliveries are the attempts to post the task's resume events to its
 	// agent's webhook, newest first.
 	Deliveries []models.WebhookDelivery
@@ -37,11 +34,6 @@ type taskPage struct {
 type callCard struct {
 	agentcall.CallView
 	HTML template.HTML
-}
-
-// replyCard is a reply with its text and app blocks.
-type replyCard struct {
-	reply.View
 }
 
 // showTask answers GET /tasks/:id: the task's steps, its tool calls and
@@ -71,15 +63,11 @@ func (s *server) showTask(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pg := taskPage{Detail: d, AppToolSteps: apps, Actors: actors}
-	for _, u := range []string{s.ConsoleURL, s.PublicAPIURL, s.BundleBaseURL} {
-		if o := originOf(u); o != "" {
-			pg.OwnOrigins = append(pg.OwnOrigins, o)
-		}
-	}
+	pg := taskPage{Detail: d, AppToolSteps: apps, Actors: actors,
+		Apps: s.newAppHost(d.ID, "/tasks/"+d.ID, replies, "The agent has not replied yet.")}
 	for _, call := range calls {
 		card := callCard{CallView: call}
-		if call.Result != nil && call.Result.EmbedURL != "" && slices.Contains(pg.OwnOrigins, originOf(call.Result.EmbedURL)) {
+		if call.Result != nil && call.Result.EmbedURL != "" && slices.Contains(pg.Apps.OwnOrigins, originOf(call.Result.EmbedURL)) {
 			// A page of our own origins would share the console's origin
 			// in its frame: it is shown as its text only.
 			call.Result.Display = "text"
@@ -90,9 +78,6 @@ func (s *server) showTask(c *fiber.Ctx) error {
 			card.HTML = template.HTML(call.Result.HTML)
 		}
 		pg.Calls = append(pg.Calls, card)
-	}
-	for _, r := range replies {
-		pg.Replies = append(pg.Replies, replyCard{View: r})
 	}
 	title := d.Title
 	if title == "" {

@@ -1,7 +1,9 @@
-// The task page as a host: app blocks of the agent's replies run through
-// MCPHost (internal/appblock/static/mcphost.js) only when the person clicks
-// Run, at most two at once, each in a sandboxed no-network frame; an app's
-// ui/message fills the composer and sends nothing. A tool result's embedUrl
+// A host page of a task (the console's task page, the reviewer's page):
+// app blocks of the agent's replies run through MCPHost
+// (internal/appblock/static/mcphost.js) only when the person clicks Run, at
+// most two at once, each in a sandboxed no-network frame loaded from the
+// page's own asset route (data-asset-base); an app's ui/message fills the
+// composer and sends nothing. A tool result's embedUrl
 // frame may post {__kazzle_height: n} to size itself, up to 70 % of the
 // viewport (seed 003).
 (function () {
@@ -10,7 +12,7 @@
   if (!hostEl) {
     return;
   }
-  var taskID = hostEl.getAttribute("data-task");
+  var assetBase = hostEl.getAttribute("data-asset-base");
   var ownOrigins = JSON.parse(hostEl.getAttribute("data-own-origins") || "[]") || [];
   if (ownOrigins.indexOf(window.location.origin) < 0) {
     ownOrigins.push(window.location.origin);
@@ -21,7 +23,7 @@
   if (slots.length > 0 && window.MCPHost) {
     var host = window.MCPHost.create({
       assetURL: function (id) {
-        return "/tasks/" + encodeURIComponent(taskID) + "/assets/" + encodeURIComponent(id);
+        return assetBase + encodeURIComponent(id);
       },
       ownOrigins: ownOrigins,
       onMessage: function (text) {

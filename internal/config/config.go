@@ -39,6 +39,10 @@ type Config struct {
 	PublicAPIURL  string // how browsers and agents reach the API
 	ConsoleURL    string // how admins reach the console
 	BundleBaseURL string // where bundles are served from (ideally a separate origin)
+	// AssetFrameAncestors are the integrators' host origins that may frame
+	// app block assets served by signed URL from the API
+	// (ASSET_FRAME_ANCESTORS, comma-separated https origins); empty: none.
+	AssetFrameAncestors []string
 
 	SessionKeys   []Key  // the first signs; all verify
 	SessionIssuer string // iss of session JWTs
@@ -283,6 +287,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	c.PublicAPIURL = r.url("PUBLIC_API_URL", "http://"+localURLHost(c.APIAddr))
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
 	c.BundleBaseURL = r.url("BUNDLE_BASE_URL", strings.TrimRight(c.PublicAPIURL, "/")+"/bundles")
+	c.AssetFrameAncestors = r.origins("ASSET_FRAME_ANCESTORS")
 	c.Tools = r.tools(c)
 	c.QueueConcurrency = map[string]int{}
 	for _, q := range QueueClasses {
@@ -630,6 +635,33 @@ func (r *reader) prefixes(name string) []netip.Prefix {
 			continue
 		}
 		out = append(out, p.Masked())
+	}
+	return out
+}
+
+// origins reads a comma-separated list of origins (scheme://host[:port],
+// no path, query or user; https, or http on a loopback host for tests),
+// each as written in a CSP source expression.
+func (r *reader) origins(name string) []string {
+	var out []string
+	for _, f := range strings.Split(r.getenv(name), ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		u, err := url.Parse(f)
+		if err != nil {
+			r.fail(name, fmt.Sprintf("invalid origin %q (want https://host[:port])", f))
+			continue
+		}
+		ip, ipErr := netip.ParseAddr(u.Hostname())
+		loopback := u.Hostname() == "localhost" || (ipErr == nil && ip.IsLoopback())
+		if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" ||
+			(u.Scheme != "https" && !(u.Scheme == "http" && loopback)) || strings.ContainsAny(u.Host, "*; '") {
+			r.fail(name, fmt.Sprintf("invalid origin %q (want https://host[:port])", f))
+			continue
+		}
+		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
 	}
 	return out
 }

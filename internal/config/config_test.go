@@ -67,6 +67,18 @@ func validConsole() map[string]string {
 	return e
 }
 
+func TestAssetFrameAncestors(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Empty(t, c.AssetFrameAncestors, "no integrator frames assets by default")
+	e := validAPI()
+	e["ASSET_FRAME_ANCESTORS"] = " https://Host.Example.com , https://app.example.org:8443/,http://127.0.0.1:9000"
+	c, err = config.Load(config.RoleAPI, env(e))
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://host.example.com", "https://app.example.org:8443", "http://127.0.0.1:9000"}, c.AssetFrameAncestors)
+}
+
 func TestRedisKeyPrefixAndOutboxRetention(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(config.RoleWorker, env(validAPI()))
@@ -128,6 +140,10 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"relative blob dir", "BLOB_DIR", "blobs", "BLOB_DIR: want an absolute path"},
 		{"blob dir at the root", "BLOB_DIR", "/", "BLOB_DIR: refusing the file system root"},
 		{"blob dir with NUL", "BLOB_DIR", "/var/\x00blobs", "BLOB_DIR: the path contains a NUL byte"},
+		{"frame ancestor over http", "ASSET_FRAME_ANCESTORS", "http://host.example.com", "ASSET_FRAME_ANCESTORS"},
+		{"frame ancestor with a path", "ASSET_FRAME_ANCESTORS", "https://host.example.com/app", "ASSET_FRAME_ANCESTORS"},
+		{"frame ancestor wildcard", "ASSET_FRAME_ANCESTORS", "https://*.example.com", "ASSET_FRAME_ANCESTORS"},
+		{"frame ancestor keyword", "ASSET_FRAME_ANCESTORS", "'self'", "ASSET_FRAME_ANCESTORS"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

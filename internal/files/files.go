@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/urlsign"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -35,7 +36,7 @@ const MaxSplitBytes = 4 * MaxFileBytes
 type Service struct {
 	st      *store.Store
 	blobs   storage.Store
-	urls    *signer
+	urls    *urlsign.Signer
 	baseURL *url.URL
 	now     func() time.Time
 }
@@ -61,7 +62,7 @@ func New(o Options) (*Service, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" || base.RawQuery != "" || base.Fragment != "" || base.User != nil {
 		return nil, fmt.Errorf("files: PUBLIC_API_URL %q is not an http(s) base URL", o.PublicAPIURL)
 	}
-	urls, err := newSigner(o.SecretsKey)
+	urls, err := urlsign.New(o.SecretsKey, urlKeyInfo, URLLifetime)
 	if err != nil {
 		return nil, err
 	}

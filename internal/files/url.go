@@ -2,18 +2,14 @@ package files
 
 import (
 	"context"
-	"crypto/hkdf"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/urlsign"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -23,11 +19,6 @@ import (
 // enough that a URL copied out of a session stops working soon after.
 const URLLifetime = 10 * time.Minute
 
-// urlClockSkew is how far in the future an expiry may lie beyond
-// URLLifetime, for replicas whose clocks disagree a little. A later expiry
-// was not signed by this deployment's current rules and is refused.
-const urlClockSkew = time.Minute
-
 // FilesPath is the path, below PUBLIC_API_URL, of the route that serves a
 // file by its managed-storage URL: FilesPath + "/" + file id.
 const FilesPath = "/api/files"
@@ -36,35 +27,14 @@ const FilesPath = "/api/files"
 // purpose only, whatever else SECRETS_KEY keys.
 const urlKeyInfo = "appruntime files: managed-storage URL signing key v1"
 
-// signer signs and checks managed-storage URLs.
-type signer struct{ key []byte }
-
-func newSigner(secretsKey []byte) (*signer, error) {
-	if len(secretsKey) < 32 {
-		return nil, errors.New("files: SECRETS_KEY is required (at least 32 bytes) to sign managed-storage URLs")
-	}
-	key, err := hkdf.Key(sha256.New, secretsKey, nil, urlKeyInfo, 32)
-	if err != nil {
-		return nil, fmt.Errorf("files: derive the URL key: %w", err)
-	}
-	return &signer{key: key}, nil
-}
-
-// sign is the signature of a URL naming fileID of taskID until exp.
-func (s *signer) sign(fileID, taskID string, exp int64) string {
-	mac := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(mac, "v1\n%s\n%s\n%d", fileID, taskID, exp)
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
-}
-
 // URL returns a managed-storage URL of f and when it expires.
 func (s *Service) URL(f models.File) (string, time.Time) {
-	expires := s.now().Add(URLLifetime).Truncate(time.Second)
+	expires := s.urls.Expiry(s.now())
 	exp := expires.Unix()
 	q := url.Values{}
 	q.Set("task", f.TaskID)
 	q.Set("exp", strconv.FormatInt(exp, 10))
-	q.Set("sig", s.urls.sign(f.ID, f.TaskID, exp))
+	q.Set("sig", s.urls.Sign(exp, f.ID, f.TaskID))
 	u := *s.baseURL
 	u.Path = strings.TrimRight(s.baseURL.Path, "/") + FilesPath + "/" + f.ID
 	u.RawPath = ""
@@ -88,21 +58,14 @@ var errNotOurs = apperr.Forbiddenf("the URL is not a managed-storage URL of this
 
 // check verifies t's signature and expiry.
 func (s *Service) check(t Ticket) error {
-	if !models.IsID(t.FileID) || !models.IsID(t.TaskID) || t.Sig == "" {
+	if !models.IsID(t.FileID) || !models.IsID(t.TaskID) {
 		return errNotOurs
 	}
-	exp, err := strconv.ParseInt(t.Exp, 10, 64)
-	if err != nil || strconv.FormatInt(exp, 10) != t.Exp {
-		return errNotOurs
-	}
-	if !hmac.Equal([]byte(t.Sig), []byte(s.urls.sign(t.FileID, t.TaskID, exp))) {
-		return errNotOurs
-	}
-	now := s.now()
-	if now.Unix() >= exp {
+	exp, err := s.urls.Check(t.Sig, t.Exp, s.now(), t.FileID, t.TaskID)
+	switch {
+	case errors.Is(err, urlsign.ErrExpired):
 		return apperr.Forbiddenf("the managed-storage URL expired at %s: ask list_files or file_preview for a fresh one", time.Unix(exp, 0).UTC().Format(time.RFC3339))
-	}
-	if time.Unix(exp, 0).After(now.Add(URLLifetime + urlClockSkew)) {
+	case err != nil:
 		return errNotOurs
 	}
 	return nil

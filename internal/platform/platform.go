@@ -252,8 +252,9 @@ func (p *Platform) buildAgentTools() error {
 		Components:   agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(o.Store.DB), Box: p.Secrets},
 		AfterRelease: p.nudgeRelay,
 	})
-	p.Replies = reply.NewService(o.Store, p.Storage)
-	return nil
+	p.Replies, err = reply.NewService(reply.Options{Store: o.Store, Blobs: p.Storage,
+		SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL})
+	return err
 }
 
 // buildTools builds the /run waiter and the executors the worker runs

@@ -32,6 +32,7 @@ func (p *Platform) APIServices() api.Services {
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
 		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
 		Files: p.Files, Queue: p.Queue, Metrics: p.Metrics,
+		AssetFrameAncestors: p.Config.AssetFrameAncestors,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"gorm.io/gorm"
@@ -20,6 +21,7 @@ import (
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
+	"github.com/appruntime/appruntime/internal/urlsign"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -27,11 +29,43 @@ import (
 type Service struct {
 	st    *store.Store
 	blobs storage.Store
+	// urls signs asset URLs for hosts (nil: the deployment has no
+	// SECRETS_KEY and hands out none); base is PUBLIC_API_URL.
+	urls *urlsign.Signer
+	base *url.URL
+	now  func() time.Time
 }
 
-// NewService returns a Service keeping asset bytes in blobs.
-func NewService(st *store.Store, blobs storage.Store) *Service {
-	return &Service{st: st, blobs: blobs}
+// Options are what a Service needs.
+type Options struct {
+	Store *store.Store
+	// Blobs keep the asset bytes.
+	Blobs storage.Store
+	// SecretsKey keys the signed asset URLs handed to hosts; without it
+	// the replies carry none.
+	SecretsKey []byte
+	// PublicAPIURL is where the API serves AssetsPath.
+	PublicAPIURL string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// NewService returns a Service on o.
+func NewService(o Options) (*Service, error) {
+	s := &Service{st: o.Store, blobs: o.Blobs, now: o.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if len(o.SecretsKey) > 0 {
+		var err error
+		if s.urls, err = urlsign.New(o.SecretsKey, assetURLKeyInfo, AssetURLLifetime); err != nil {
+			return nil, err
+		}
+		if s.base, err = url.Parse(o.PublicAPIURL); err != nil || s.base.Host == "" {
+			return nil, fmt.Errorf("reply: PUBLIC_API_URL %q is not a URL", o.PublicAPIURL)
+		}
+	}
+	return s, nil
 }
 
 // AssetView is an uploaded asset.
@@ -82,13 +116,18 @@ func (s *Service) AssetOwner(ctx context.Context, id string) (string, error) {
 // task's replies (so a host reaches only what the task shows). Anything
 // else is one 404.
 func (s *Service) TaskAsset(ctx context.Context, workspaceID, taskID, id string) ([]byte, error) {
+	return s.shownAsset(ctx, s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID), taskID, id)
+}
+
+// shownAsset returns the bytes of asset id when an app block of a reply of
+// task taskID (found in tasks, a scoped query) names it; 404 otherwise.
+func (s *Service) shownAsset(ctx context.Context, tasks *gorm.DB, taskID, id string) ([]byte, error) {
 	notFound := apperr.NotFoundf("asset not found")
 	if !appblock.IsAssetID(id) || !models.IsID(taskID) {
 		return nil, notFound
 	}
-	db := s.st.DB.WithContext(ctx)
 	var t models.Task
-	if err := db.Select("id", "agent_id").Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error; err != nil {
+	if err := tasks.Select("id", "agent_id").Where("id = ?", taskID).Take(&t).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, notFound
 		}
@@ -98,23 +137,30 @@ func (s *Service) TaskAsset(ctx context.Context, workspaceID, taskID, id string)
 	if err != nil {
 		return nil, err
 	}
-	shown := false
-	for _, r := range replies {
-		for _, b := range r.Blocks {
-			shown = shown || (b.Type == appblock.TypeApp && b.AssetID == id)
-		}
-	}
-	if !shown {
+	if _, shown := assetsOf(replies)[id]; !shown {
 		return nil, notFound
 	}
 	var row models.AgentAsset
-	if err := db.Where("id = ? AND agent_id = ?", id, t.AgentID).Take(&row).Error; err != nil {
+	if err := s.st.DB.WithContext(ctx).Where("id = ? AND agent_id = ?", id, t.AgentID).Take(&row).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, notFound
 		}
 		return nil, fmt.Errorf("reply: find asset: %w", err)
 	}
 	return s.blobs.Get(ctx, row.StorageKey)
+}
+
+// assetsOf is the set of asset ids the app blocks of replies name.
+func assetsOf(replies []View) map[string]struct{} {
+	ids := map[string]struct{}{}
+	for _, r := range replies {
+		for _, b := range r.Blocks {
+			if b.Type == appblock.TypeApp {
+				ids[b.AssetID] = struct{}{}
+			}
+		}
+	}
+	return ids
 }
 
 // View is a stored reply.
@@ -124,6 +170,9 @@ type View struct {
 	Final     bool             `json:"final"`
 	Blocks    []appblock.Block `json:"blocks"`
 	CreatedAt time.Time        `json:"created_at"`
+	// TaskStatus is the task's status once the reply was stored (only on
+	// Post's answer): completed after a final reply on a running task.
+	TaskStatus string `json:"task_status,omitempty"`
 }
 
 func viewOf(r models.TaskReply) (View, error) {
@@ -138,6 +187,12 @@ func viewOf(r models.TaskReply) (View, error) {
 // tasks (appblock.ParseReply: every refusal is one invalid_blocks error
 // with a reason per block, and nothing is stored), with a reply feed event
 // in the same transaction.
+//
+// A final reply is the agent's whole answer: on a running task it completes
+// the task in that transaction. On a parked task (waiting_for_input) it
+// ends the agent's turn and the await still decides: the task stays parked
+// and the person who answers it sees the reply. A completed or failed task
+// takes no reply (409, nothing stored).
 func (s *Service) Post(ctx context.Context, c task.Caller, taskID string, body []byte) (View, error) {
 	db := s.st.DB.WithContext(ctx)
 	var t models.Task
@@ -154,18 +209,67 @@ func (s *Service) Post(ctx context.Context, c task.Caller, taskID string, body [
 	}
 	row := models.TaskReply{ID: models.NewID(), TaskID: t.ID, AgentID: c.AgentID, Final: r.Final,
 		Blocks: models.MustJSON(r.Blocks), CreatedAt: time.Now().UTC()}
+	status := ""
 	err = s.st.Tx(ctx, func(tx *gorm.DB) error {
+		if status, err = settleTask(tx, t.ID, r.Final, row.CreatedAt); err != nil {
+			return err
+		}
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("reply: record: %w", err)
 		}
 		ev := models.FeedEvent{TaskID: t.ID, Type: models.FeedReply, Payload: models.MustJSON(map[string]any{
-			"reply_id": row.ID, "final": r.Final, "blocks": r.Blocks}), Actor: c.Actor, CreatedAt: row.CreatedAt}
+			"reply_id": row.ID, "final": r.Final, "blocks": r.Blocks, "task_status": status}), Actor: c.Actor, CreatedAt: row.CreatedAt}
 		return feed.Insert(ctx, tx, false, ev)
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return View{ID: row.ID, TaskID: row.TaskID, Final: row.Final, Blocks: r.Blocks, CreatedAt: row.CreatedAt}, nil
+	return View{ID: row.ID, TaskID: row.TaskID, Final: row.Final, Blocks: r.Blocks, CreatedAt: row.CreatedAt, TaskStatus: status}, nil
+}
+
+// settleTask takes a reply on task taskID inside tx and returns the task's
+// status after it. The conditional updates lock the task's row until tx
+// ends, so a reply and a step or a resume on the same task are ordered: a
+// final reply completes a running task, any reply leaves a parked one
+// parked, and a task that is over refuses the reply.
+func settleTask(tx *gorm.DB, taskID string, final bool, now time.Time) (string, error) {
+	if final {
+		res := tx.Model(&models.Task{}).Where("id = ? AND status = ?", taskID, models.TaskRunning).
+			Updates(map[string]any{"status": models.TaskCompleted, "updated_at": now})
+		if res.Error != nil {
+			return "", fmt.Errorf("reply: complete task: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return models.TaskCompleted, nil
+		}
+	}
+	res := tx.Model(&models.Task{}).Where("id = ? AND status IN ?", taskID, []string{models.TaskRunning, models.TaskWaitingForInput}).
+		Update("updated_at", now)
+	if res.Error != nil {
+		return "", fmt.Errorf("reply: lock task: %w", res.Error)
+	}
+	var current models.Task
+	if err := tx.Select("status").Where("id = ?", taskID).Take(&current).Error; err != nil {
+		return "", store.NotFound(err, "reply: reload task", "task")
+	}
+	if res.RowsAffected == 0 {
+		return "", apperr.Conflictf("task is %s; it takes no more replies", current.Status)
+	}
+	return current.Status, nil
+}
+
+// TaskReplies returns the replies of task taskID of workspaceID, oldest
+// first, for a host showing the task; another workspace's task is 404.
+func (s *Service) TaskReplies(ctx context.Context, workspaceID, taskID string) ([]View, error) {
+	if !models.IsID(taskID) {
+		return nil, apperr.NotFoundf("task not found")
+	}
+	var t models.Task
+	err := s.st.DB.WithContext(ctx).Select("id").Where("id = ? AND workspace_id = ?", taskID, workspaceID).Take(&t).Error
+	if err := store.NotFound(err, "reply: find task", "task"); err != nil {
+		return nil, err
+	}
+	return s.List(ctx, t.ID)
 }
 
 // List returns a task's replies, oldest first (the caller checked the task
