@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
@@ -24,8 +25,9 @@ type stack struct {
 
 // newStack serves the API and the console against one platform, so that
 // the console's host page mounts a bundle the API serves and the bundle
-// calls that API's runtime verbs.
-func newStack(t *testing.T) *stack {
+// calls that API's runtime verbs. opts adjust the configuration before the
+// platform is built.
+func newStack(t *testing.T, opts ...func(*config.Config)) *stack {
 	t.Helper()
 	apiLn, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)
@@ -34,6 +36,9 @@ func newStack(t *testing.T) *stack {
 	s := &stack{testConsole: &testConsole{URL: "http://" + consoleLn.Addr().String()}, APIURL: "http://" + apiLn.Addr().String()}
 	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
 	cfg.PublicAPIURL, cfg.BundleBaseURL, cfg.ConsoleURL = s.APIURL, s.APIURL+"/bundles", s.URL
+	for _, o := range opts {
+		o(cfg)
+	}
 	s.P, s.Store = newPlatform(t, cfg)
 	s.Tenant = testkit.NewTenant(t, s.Store.DB)
 	serve(t, api.New(s.P.APIServices()), apiLn)
