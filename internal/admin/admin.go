@@ -17,6 +17,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -34,6 +35,7 @@ type Service struct {
 	box         *crypt.Box
 	allowSQLite bool
 	sessions    Sessions
+	tokens      *auth.TokenCache // nil: every token's row is read
 }
 
 // Sessions ends the app sessions a user or a host token opened, inside the
@@ -58,11 +60,14 @@ type Options struct {
 	// Sessions ends the app sessions of a deleted user or a revoked host
 	// token. Required: without it those would live on until they expire.
 	Sessions Sessions
+	// Tokens verifies API tokens from a cache that revoking or deleting a
+	// token invalidates on every replica; nil reads every token's row.
+	Tokens *auth.TokenCache
 }
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations, sessions: o.Sessions}
+	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations, sessions: o.Sessions, tokens: o.Tokens}
 }
 
 // errNoSecretsKey explains why a secret cannot be stored or read.

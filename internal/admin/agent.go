@@ -300,6 +300,9 @@ func (s *Service) DeleteAgent(ctx context.Context, workspaceID, actor, id string
 			return err
 		}
 		e.Detail = map[string]any{"name": a.Name}
+		if err := s.revokeCachedTokensOf(ctx, tx, "agent_id", a.ID); err != nil {
+			return err
+		}
 		return inUse(tx.Delete(&models.Agent{}, "id = ?", a.ID).Error, "agent", "other rows")
 	})
 }
