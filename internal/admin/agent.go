@@ -214,8 +214,14 @@ func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string
 		if err := strictjson.MergeInto(agentInput(a), patch, &in); err != nil {
 			return err
 		}
+		field := a.PriorityField
 		if err := checkAgent(&a, in); err != nil {
 			return err
+		}
+		if a.PriorityField != field && s.reprioritise != nil {
+			if err := s.reprioritise(ctx, tx, a.ID, a.PriorityField); err != nil {
+				return err
+			}
 		}
 		a.UpdatedAt = time.Now().UTC()
 		if err := tx.Select("name", "key_definitions", "summary_instructions", "priority_field",

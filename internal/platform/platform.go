@@ -324,7 +324,7 @@ func (p *Platform) buildAdmin() error {
 	p.onClose(tokens.Close)
 	p.Admin = admin.NewService(admin.Options{
 		Store: o.Store, Secrets: p.Secrets, AllowSQLiteIntegrations: o.Store.Dialect == config.SQLite,
-		Sessions: p.Sessions, Tokens: tokens,
+		Sessions: p.Sessions, Tokens: tokens, ReprioritiseFunc: task.Reprioritise,
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)
