@@ -138,7 +138,7 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#highlighter`))))
 	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](lastHostState+` === "text"`, chromedp.WithPollingTimeout(10*time.Second))))
 	log := browser.Eval[string](t, frame, `document.querySelector("#log").textContent`)
-	require.NotContains(t, log, "document_selection", "nothing is captured while the highlighter is in use")
+	require.NotContains(t, log, `"type":"document_selection"`, "nothing is captured while the highlighter is in use")
 
 	// abort_review_task (granted): the claim and the assignment are dropped.
 	send(`{type: "abort_review_task"}`)
