@@ -552,3 +552,40 @@ func openKeyring(t *testing.T, box *crypt.Box, sealed []byte) webhook.Keyring {
 	require.NoError(t, err)
 	return keys
 }
+
+// TestChangingThePriorityFieldReordersParkedTasks: an agent's new
+// priority_field gives its parked tasks the priority of that key detail at
+// once, so the review queue hands them out in the new order.
+func TestChangingThePriorityFieldReordersParkedTasks(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	tn := testkit.NewTenant(t, a.Store.DB)
+	now := time.Now().UTC()
+	park := func(amount, urgency string) string {
+		tk := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput,
+			CreatedAt: now, UpdatedAt: now}
+		require.NoError(t, a.Store.DB.Create(&tk).Error)
+		for k, v := range map[string]string{"amount": amount, "urgency": urgency} {
+			require.NoError(t, a.Store.DB.Create(&models.AgentKeyValue{ID: models.NewID(), TaskID: tk.ID, AgentID: tn.Agent.ID,
+				Key: k, Value: models.JSON(v), CreatedAt: now, UpdatedAt: now}).Error)
+		}
+		return tk.ID
+	}
+	big, urgent := park(`900`, `1`), park(`"12.50"`, `3`)
+	priorities := func() (float64, float64) {
+		var b, u models.Task
+		require.NoError(t, a.Store.DB.Where("id = ?", big).Take(&b).Error)
+		require.NoError(t, a.Store.DB.Where("id = ?", urgent).Take(&u).Error)
+		return b.Priority, u.Priority
+	}
+	for _, tc := range []struct {
+		field     string
+		big, urgt float64
+	}{{"amount", 900, 12.5}, {"urgency", 1, 3}} {
+		r := a.call(t, "PATCH", "/api/admin/agents/"+tn.Agent.ID, tn.AdminToken, map[string]any{"priority_field": tc.field})
+		require.Equal(t, 200, r.Status, "%s", r.Raw)
+		b, u := priorities()
+		require.Equal(t, tc.big, b, tc.field)
+		require.Equal(t, tc.urgt, u, tc.field)
+	}
+}

@@ -3,12 +3,9 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,39 +13,14 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
+	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
 
-// libreStandIn is a LibreTranslate-compatible engine on loopback: POST
-// /translate {q, target} → {translatedText}, counting its requests.
-type libreStandIn struct {
-	requests atomic.Int64
-}
-
-func (l *libreStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Q      []string `json:"q"`
-		Target string   `json:"target"`
-	}
-	if r.URL.Path != "/translate" || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
-		return
-	}
-	l.requests.Add(1)
-	out := make([]string, len(req.Q))
-	for i, q := range req.Q {
-		out[i] = "[" + req.Target + "] " + strings.ToUpper(q)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"translatedText": out})
-}
-
 // withTranslator points TRANSLATE_URL at a stand-in engine.
-func withTranslator(t *testing.T) (*libreStandIn, apiOption) {
-	engine := &libreStandIn{}
-	srv := httptest.NewServer(engine)
-	t.Cleanup(srv.Close)
-	return engine, func(c *config.Config) { c.Tools.TranslateURL = srv.URL }
+func withTranslator(t *testing.T) (*testkit.LibreTranslate, apiOption) {
+	engine := testkit.NewLibreTranslate(t)
+	return engine, func(c *config.Config) { c.Tools.TranslateURL = engine.URL }
 }
 
 // upload stores a file of taskID and returns its id.
@@ -154,7 +126,7 @@ func TestCapabilityGetTranslation(t *testing.T) {
 	// The agent has translation off: 403, and the engine is not asked.
 	r := f.capability(t, "get_translation", ask)
 	require.Equal(t, 403, r.Status, string(r.Raw))
-	require.Zero(t, engine.requests.Load())
+	require.Zero(t, engine.Requests())
 
 	require.NoError(t, f.db().Model(&models.Agent{}).Where("id = ?", f.tenant.Agent.ID).
 		Update("document_translation_enabled", true).Error)
@@ -165,7 +137,7 @@ func TestCapabilityGetTranslation(t *testing.T) {
 		require.NotEmpty(t, segments)
 		require.Contains(t, segments[0].(map[string]any)["translated"], "[de] HELLO WORLD")
 	}
-	require.EqualValues(t, 1, engine.requests.Load(), "the second call is served from the cache")
+	require.EqualValues(t, 1, engine.Requests(), "the second call is served from the cache")
 
 	// The mint advertises what is served and granted.
 	r = f.api.call(t, "POST", "/api/app-tools/sessions", f.tenant.HostToken, map[string]string{"step_id": f.stepID})

@@ -25,7 +25,8 @@ type stack struct {
 
 // newStack serves the API and the console against one platform, so that
 // the console's host page mounts a bundle the API serves and the bundle
-// calls that API's runtime verbs; opts adjust the configuration first.
+// calls that API's runtime verbs. opts adjust the configuration before the
+// platform is built.
 func newStack(t *testing.T, opts ...func(*config.Config)) *stack {
 	t.Helper()
 	apiLn, err := web.Listen("127.0.0.1:0")

@@ -50,49 +50,13 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	ctx := browser.New(t)
 	s := newStack(t)
 	f := seedDemo(t, s.P, s.Tenant)
-	bg := context.Background()
-	ws, actor := s.Tenant.Workspace.ID, "user:"+s.Tenant.Admin.ID
+	tool := newProbeTool(t, s, f, bridgeProbe, "document_selection", "next_review_task")
+	first, second := tool.task(t, "Probe A", 10), tool.task(t, "Probe B", 9)
 
-	spec := demo.Spec()
-	spec.Capabilities = []string{"document_selection", "next_review_task"}
-	raw, err := json.Marshal(spec)
-	require.NoError(t, err)
-	b, err := s.P.Bindings.Create(bg, ws, actor, bindingspec.Input{Name: "probe binding", BindingKind: bindingspec.KindPostgres,
-		IntegrationID: f.IntegrationID, AllowedOperations: raw})
-	require.NoError(t, err)
-	bv, err := s.P.Bundles.Create(bg, ws, actor, bundle.Upload{Name: "bridge-probe", ContentType: "text/html", Content: []byte(bridgeProbe)})
-	require.NoError(t, err)
-	tool, err := s.P.Tools.Create(bg, ws, actor, toolconfig.Input{AgentID: s.Tenant.Agent.ID, DisplayName: "Bridge probe",
-		BaseTool: models.BaseAppTool, BundleID: &bv.ID, BindingID: &b.ID, AwaitReview: true})
-	require.NoError(t, err)
-	caller := task.Caller{WorkspaceID: ws, AgentID: s.Tenant.Agent.ID, Actor: "agent:" + s.Tenant.Agent.ID}
-	probeTask := func(title string, priority float64) string {
-		tk, err := s.P.Tasks.Create(bg, caller, task.TaskInput{Title: title, Priority: &priority})
-		require.NoError(t, err)
-		_, err = s.P.Tasks.AddAppToolStep(bg, caller, tk.ID, task.StepInput{ConfiguredToolID: tool.ID})
-		require.NoError(t, err)
-		_, err = s.P.Files.Upload(bg, tk.ID, title+".pdf", "", bytes.NewReader(documenttest.PDF(title+" page one", title+" page two")))
-		require.NoError(t, err)
-		return tk.ID
-	}
-	first, second := probeTask("Probe A", 10), probeTask("Probe B", 9)
-
-	// Sign in on the way to /review and ask for the next review.
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/review"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), f.ReviewerEmail),
-		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#review-next`)),
-		chromedp.Click(chromedp.CSS(`#review-next`)),
-		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
-	))
-	location, err := chromedp.Run(ctx, chromedp.Location())
-	require.NoError(t, err)
+	location := reviewNextSignedIn(t, ctx, s, f.ReviewerEmail)
 	require.Equal(t, s.URL+"/review/tasks/"+first, location, "the highest priority first")
 
-	frame := browser.Frame(t, ctx, s.APIURL+"/bundles/"+bv.ID+"/")
+	frame := browser.Frame(t, ctx, s.APIURL+"/bundles/"+tool.BundleID+"/")
 	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](`document.querySelector("#state").textContent.startsWith("init:")`,
 		chromedp.WithPollingTimeout(15*time.Second))))
 	state, err := chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#state`)))
@@ -138,4 +102,80 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	require.NoError(t, s.Store.DB.Where("id = ?", second).Take(&next).Error)
 	require.NotNil(t, next.ClaimedBy)
 	require.Equal(t, *held.ClaimedBy, *next.ClaimedBy, "claimed for the same reviewer")
+}
+
+// probeTool is an app tool of the tenant's agent that mounts a probe
+// bundle over the demo's data source with an await on review.
+type probeTool struct {
+	s        *stack
+	ID       string
+	BundleID string
+}
+
+// newProbeTool saves bundleHTML as a bundle and an await_review app tool
+// whose binding grants capabilities (the demo's spec otherwise).
+func newProbeTool(t *testing.T, s *stack, f fixture, bundleHTML string, capabilities ...string) probeTool {
+	t.Helper()
+	bg := context.Background()
+	ws, actor := s.Tenant.Workspace.ID, "user:"+s.Tenant.Admin.ID
+	spec := demo.Spec()
+	spec.Capabilities = capabilities
+	raw, err := json.Marshal(spec)
+	require.NoError(t, err)
+	b, err := s.P.Bindings.Create(bg, ws, actor, bindingspec.Input{Name: "probe binding", BindingKind: bindingspec.KindPostgres,
+		IntegrationID: f.IntegrationID, AllowedOperations: raw})
+	require.NoError(t, err)
+	bv, err := s.P.Bundles.Create(bg, ws, actor, bundle.Upload{Name: "bridge-probe", ContentType: "text/html", Content: []byte(bundleHTML)})
+	require.NoError(t, err)
+	tool, err := s.P.Tools.Create(bg, ws, actor, toolconfig.Input{AgentID: s.Tenant.Agent.ID, DisplayName: "Bridge probe",
+		BaseTool: models.BaseAppTool, BundleID: &bv.ID, BindingID: &b.ID, AwaitReview: true})
+	require.NoError(t, err)
+	return probeTool{s: s, ID: tool.ID, BundleID: bv.ID}
+}
+
+// task creates a task of the given priority parked on the probe tool, with
+// one document per entry of docs (a name and its pages' text); without
+// docs, a two-page TITLE.pdf.
+func (p probeTool) task(t *testing.T, title string, priority float64, docs ...probeDocument) string {
+	t.Helper()
+	bg := context.Background()
+	caller := task.Caller{WorkspaceID: p.s.Tenant.Workspace.ID, AgentID: p.s.Tenant.Agent.ID, Actor: "agent:" + p.s.Tenant.Agent.ID}
+	tk, err := p.s.P.Tasks.Create(bg, caller, task.TaskInput{Title: title, Priority: &priority})
+	require.NoError(t, err)
+	_, err = p.s.P.Tasks.AddAppToolStep(bg, caller, tk.ID, task.StepInput{ConfiguredToolID: p.ID})
+	require.NoError(t, err)
+	if len(docs) == 0 {
+		docs = []probeDocument{{Name: title + ".pdf", Pages: []string{title + " page one", title + " page two"}}}
+	}
+	for _, d := range docs {
+		_, err = p.s.P.Files.Upload(bg, tk.ID, d.Name, "", bytes.NewReader(documenttest.PDF(d.Pages...)))
+		require.NoError(t, err)
+	}
+	return tk.ID
+}
+
+// probeDocument is a PDF of a probe task: its name and its pages' text.
+type probeDocument struct {
+	Name  string
+	Pages []string
+}
+
+// reviewNextSignedIn signs the reviewer email in on the way to /review,
+// clicks "Review next", waits for the artifact's frame and returns the
+// page's location.
+func reviewNextSignedIn(t *testing.T, ctx context.Context, s *stack, email string) string {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/review"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#review-next`)),
+		chromedp.Click(chromedp.CSS(`#review-next`)),
+		chromedp.WaitVisible(chromedp.CSS(`#artifact-frame`)),
+	))
+	location, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	return location
 }

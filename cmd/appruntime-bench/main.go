@@ -183,7 +183,11 @@ func run(args []string) error {
 		return err
 	}
 	if len(o.verbs) == 0 {
-		return finishWithRun(ctx, o, apiAddr, fx, "")
+		line, err := withReview(ctx, o, apiAddr, dbURL, api.Process.Pid, "")
+		if err != nil {
+			return err
+		}
+		return finishWithRun(ctx, o, apiAddr, fx, line)
 	}
 
 	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n",
@@ -274,18 +278,27 @@ func run(args []string) error {
 		}
 	}
 	ratios := ratioLine(ratio)
-	if o.reviewTasks > 0 {
-		line, err := reviewPhase(ctx, apiAddr, dbURL, o.reviewTasks, o.reviewers, o.duration)
-		if err != nil {
-			return fmt.Errorf("review phase: %w", err)
-		}
-		ratios += " " + line
+	if ratios, err = withReview(ctx, o, apiAddr, dbURL, api.Process.Pid, ratios); err != nil {
+		return err
 	}
 	return finishWithRun(ctx, o, apiAddr, fx, ratios)
 }
 
 // finishWithRun runs the /run phase and prints the last line: the verbs'
 // ratios (when measured) and run_overhead_ms.
+// withReview runs the review queue phase when it is asked for and appends
+// its summary to line.
+func withReview(ctx context.Context, o options, apiAddr, dbURL string, apiPid int, line string) (string, error) {
+	if o.reviewTasks <= 0 {
+		return line, nil
+	}
+	review, err := reviewPhase(ctx, apiAddr, dbURL, apiPid, o.reviewTasks, o.reviewers, o.duration)
+	if err != nil {
+		return "", fmt.Errorf("review phase: %w", err)
+	}
+	return strings.TrimSpace(line + " " + review), nil
+}
+
 func finishWithRun(ctx context.Context, o options, apiAddr string, fx fixture, ratios string) error {
 	if o.run.trips <= 0 {
 		fmt.Println(ratios)

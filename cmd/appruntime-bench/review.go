@@ -91,10 +91,12 @@ func seedReview(ctx context.Context, dbURL string, tasks, reviewers int) (review
 	return fx, nil
 }
 
-// reviewResult is one side of the review phase: claim latencies and claims.
+// reviewResult is one side of the review phase: claim latencies and claims,
+// and the api process's CPU time meanwhile (zero for the raw side).
 type reviewResult struct {
 	claims  []time.Duration
 	elapsed time.Duration
+	cpu     time.Duration
 }
 
 func (r reviewResult) percentiles() (p50, p99 time.Duration) {
@@ -223,7 +225,7 @@ ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED
 
 // reviewPhase measures POST /api/review/next (claim, then release) against
 // the raw claim statement, reviewers at once, and returns its summary line.
-func reviewPhase(ctx context.Context, apiAddr, dbURL string, tasks, reviewers int, d time.Duration) (string, error) {
+func reviewPhase(ctx context.Context, apiAddr, dbURL string, apiPid, tasks, reviewers int, d time.Duration) (string, error) {
 	t0 := time.Now()
 	fx, err := seedReview(ctx, dbURL, tasks, reviewers)
 	if err != nil {
@@ -244,14 +246,29 @@ func reviewPhase(ctx context.Context, apiAddr, dbURL string, tasks, reviewers in
 		if _, err := reviewLoop(ctx, reviewers, time.Second, side); err != nil { // warm-up
 			return "", err
 		}
+		cpu0, err := cpuTime(apiPid)
+		if err != nil {
+			return "", err
+		}
 		if results[i], err = reviewLoop(ctx, reviewers, d, side); err != nil {
 			return "", err
 		}
+		cpu1, err := cpuTime(apiPid)
+		if err != nil {
+			return "", err
+		}
+		if i == 1 {
+			results[i].cpu = cpu1 - cpu0
+		}
 	}
-	fmt.Printf("%-22s %10s %9s %9s\n", "claim", "claims/s", "p50", "p99")
+	fmt.Printf("%-22s %10s %9s %9s %22s\n", "claim", "claims/s", "p50", "p99", "api CPU/claim+release")
 	for i, name := range []string{"raw SQL (pgx)", "POST /api/review/next"} {
 		p50, p99 := results[i].percentiles()
-		fmt.Printf("%-22s %10.0f %9s %9s\n", name, results[i].perSecond(), ms(p50), ms(p99))
+		cpu := "-"
+		if results[i].cpu > 0 {
+			cpu = fmt.Sprintf("%.0fµs", float64(results[i].cpu.Microseconds())/float64(len(results[i].claims)))
+		}
+		fmt.Printf("%-22s %10.0f %9s %9s %22s\n", name, results[i].perSecond(), ms(p50), ms(p99), cpu)
 	}
 	_, p99 := results[1].percentiles()
 	_, rawP99 := results[0].percentiles()

@@ -149,7 +149,8 @@
       requires: null,
       run: function (m) {
         var ids = m.citation_ids;
-        if (ids !== undefined && (!Array.isArray(ids) || !ids.every(function (x) { return typeof x === "number" && isFinite(x); }))) {
+        if (ids !== undefined && (!Array.isArray(ids) || ids.length === 0 ||
+            !ids.every(function (x) { return typeof x === "number" && isFinite(x); }))) {
           return false;
         }
         if (m.source_page !== undefined && !(Number.isInteger(m.source_page) && m.source_page >= 1)) {
@@ -161,45 +162,59 @@
         if (m.label !== undefined && (typeof m.label !== "string" || Array.from(m.label).length > MAX_LABEL)) {
           return false;
         }
-        if (m.file_name !== undefined && typeof m.file_name !== "string") {
+        if (m.file_name !== undefined && (typeof m.file_name !== "string" || m.file_name === "")) {
           return false;
         }
-        openCitation(m.file_name, m.source_page || 1, m.label);
-        return true;
+        return openCitation(m.file_name, m.source_page || 1, ids, m.label);
       }
     }
   };
 
   var openDocument = null;
 
+  // documentNamed is the document called name, or without a name the one
+  // open (the last cited or highlighted, else the first); null when there
+  // is no such document.
   function documentNamed(name) {
     var docs = document.querySelectorAll(".document");
+    if (name === undefined) {
+      return openDocument || docs[0] || null;
+    }
     for (var i = 0; i < docs.length; i++) {
-      if (name && docs[i].getAttribute("data-file-name") === name) {
+      if (docs[i].getAttribute("data-file-name") === name) {
         return docs[i];
       }
     }
-    return openDocument || docs[0] || null;
+    return null;
   }
 
-  function openCitation(fileName, page, label) {
+  // openCitation scrolls to page of the named (else the open) document and
+  // marks it with the citation's ids and label; the previous mark goes.
+  function openCitation(fileName, page, ids, label) {
     var doc = documentNamed(fileName);
     if (!doc) {
-      return;
+      return false;
     }
     openDocument = doc;
     var el = doc.querySelector('.page[data-page="' + page + '"]');
-    if (el) {
-      var marked = document.querySelectorAll(".page.cited");
-      for (var i = 0; i < marked.length; i++) {
-        marked[i].classList.remove("cited");
-      }
-      el.classList.add("cited");
-      if (label) {
-        el.setAttribute("data-citation-label", label);
-      }
-      el.scrollIntoView({ block: "start" });
+    if (!el) {
+      return false;
     }
+    var marked = document.querySelectorAll(".page.cited");
+    for (var i = 0; i < marked.length; i++) {
+      marked[i].classList.remove("cited");
+      marked[i].removeAttribute("data-citation-ids");
+      marked[i].removeAttribute("data-citation-label");
+    }
+    if (ids) {
+      el.setAttribute("data-citation-ids", ids.join(","));
+    }
+    if (label) {
+      el.setAttribute("data-citation-label", label);
+    }
+    el.classList.add("cited");
+    el.scrollIntoView({ block: "start" });
+    return true;
   }
 
   function showTranslation(show) {

@@ -11,6 +11,9 @@ import (
 // VerifyToken returns who a bearer token of scope speaks for (auth.Verify):
 // the API's token check.
 func (s *Service) VerifyToken(ctx context.Context, token, scope string) (auth.Principal, error) {
+	if s.tokens != nil {
+		return s.tokens.Verify(ctx, token, scope)
+	}
 	return auth.Verify(ctx, s.st.DB, token, scope)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -30,10 +31,12 @@ const MaxURLLength = 2048
 
 // Service administers workspaces and what they hold.
 type Service struct {
-	st          *store.Store
-	box         *crypt.Box
-	allowSQLite bool
-	sessions    Sessions
+	st           *store.Store
+	box          *crypt.Box
+	allowSQLite  bool
+	sessions     Sessions
+	tokens       *auth.TokenCache // nil: every token's row is read
+	reprioritise func(ctx context.Context, tx *gorm.DB, agentID, field string) error
 }
 
 // Sessions ends the app sessions a user or a host token opened, inside the
@@ -58,11 +61,19 @@ type Options struct {
 	// Sessions ends the app sessions of a deleted user or a revoked host
 	// token. Required: without it those would live on until they expire.
 	Sessions Sessions
+	// Tokens verifies API tokens from a cache that revoking or deleting a
+	// token invalidates on every replica; nil reads every token's row.
+	Tokens *auth.TokenCache
+	// ReprioritiseFunc recomputes, inside the agent's update, the priority
+	// of its unfinished tasks when its priority_field changes
+	// (task.Reprioritise); nil leaves them as they are.
+	ReprioritiseFunc func(ctx context.Context, tx *gorm.DB, agentID, field string) error
 }
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations, sessions: o.Sessions}
+	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations, sessions: o.Sessions, tokens: o.Tokens,
+		reprioritise: o.ReprioritiseFunc}
 }
 
 // errNoSecretsKey explains why a secret cannot be stored or read.

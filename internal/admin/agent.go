@@ -214,8 +214,14 @@ func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string
 		if err := strictjson.MergeInto(agentInput(a), patch, &in); err != nil {
 			return err
 		}
+		field := a.PriorityField
 		if err := checkAgent(&a, in); err != nil {
 			return err
+		}
+		if a.PriorityField != field && s.reprioritise != nil {
+			if err := s.reprioritise(ctx, tx, a.ID, a.PriorityField); err != nil {
+				return err
+			}
 		}
 		a.UpdatedAt = time.Now().UTC()
 		if err := tx.Select("name", "key_definitions", "summary_instructions", "priority_field",
@@ -300,6 +306,9 @@ func (s *Service) DeleteAgent(ctx context.Context, workspaceID, actor, id string
 			return err
 		}
 		e.Detail = map[string]any{"name": a.Name}
+		if err := s.revokeCachedTokensOf(ctx, tx, "agent_id", a.ID); err != nil {
+			return err
+		}
 		return inUse(tx.Delete(&models.Agent{}, "id = ?", a.ID).Error, "agent", "other rows")
 	})
 }

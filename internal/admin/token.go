@@ -148,6 +148,31 @@ func (s *Service) RevokeToken(ctx context.Context, workspaceID, actor, id string
 		if err := auth.RevokeToken(ctx, tx, workspaceID, id); err != nil {
 			return err
 		}
+		if err := s.revokeCachedTokens(ctx, id); err != nil {
+			return err
+		}
 		return s.sessions.RevokeTokenSessions(ctx, tx, id)
 	})
+}
+
+// revokeCachedTokens makes every replica refuse tokens ids before the
+// transaction that revokes or deletes them commits (auth.TokenCache).
+func (s *Service) revokeCachedTokens(ctx context.Context, ids ...string) error {
+	if s.tokens == nil {
+		return nil
+	}
+	return s.tokens.Revoke(ctx, ids...)
+}
+
+// revokeCachedTokensOf does revokeCachedTokens for the tokens whose column
+// (user_id, agent_id) is id: those a deletion in tx cascades to.
+func (s *Service) revokeCachedTokensOf(ctx context.Context, tx *gorm.DB, column, id string) error {
+	if s.tokens == nil {
+		return nil
+	}
+	var ids []string
+	if err := tx.Model(&models.APIToken{}).Where(column+" = ?", id).Pluck("id", &ids).Error; err != nil {
+		return fmt.Errorf("admin: list tokens to revoke: %w", err)
+	}
+	return s.revokeCachedTokens(ctx, ids...)
 }

@@ -172,6 +172,9 @@ func (s *Service) DeleteUser(ctx context.Context, workspaceID, actor, id string)
 		if err := s.sessions.RevokeUserSessions(ctx, tx, u.ID); err != nil {
 			return err
 		}
+		if err := s.revokeCachedTokensOf(ctx, tx, "user_id", u.ID); err != nil {
+			return err
+		}
 		return inUse(tx.Delete(&models.User{}, "id = ?", u.ID).Error, "user", "other rows")
 	})
 }

@@ -103,28 +103,41 @@ func Verify(ctx context.Context, db *gorm.DB, token, scope string) (Principal, e
 	if !strings.HasPrefix(token, tokenPrefix[scope]) {
 		return Principal{}, apperr.Unauthenticatedf("a valid %s token is required", scope)
 	}
-	var tok models.APIToken
-	err := db.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL", HashToken(token)).Take(&tok).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && tok.Scope != scope) {
+	tok, found, err := loadToken(ctx, db, HashToken(token))
+	if err != nil {
+		return Principal{}, err
+	}
+	if !found {
 		return Principal{}, apperr.Unauthenticatedf("a valid %s token is required", scope)
 	}
-	if err != nil {
-		return Principal{}, fmt.Errorf("auth: verify token: %w", err)
+	return admit(ctx, db, tok, scope, time.Now().UTC())
+}
+
+// loadToken reads the live (unrevoked) token whose hash is hash; found is
+// false when there is none.
+func loadToken(ctx context.Context, db *gorm.DB, hash string) (tok models.APIToken, found bool, err error) {
+	err = db.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL", hash).Take(&tok).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return tok, false, nil
 	}
-	now := time.Now().UTC()
+	if err != nil {
+		return tok, false, fmt.Errorf("auth: verify token: %w", err)
+	}
+	return tok, true, nil
+}
+
+// admit returns the principal of tok when its scope is scope, stamping its
+// last use (at most every LastUsedResolution).
+func admit(ctx context.Context, db *gorm.DB, tok models.APIToken, scope string, now time.Time) (Principal, error) {
+	if tok.Scope != scope {
+		return Principal{}, apperr.Unauthenticatedf("a valid %s token is required", scope)
+	}
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= LastUsedResolution {
 		if err := stampLastUsed(ctx, db, tok.ID, now); err != nil {
 			return Principal{}, err
 		}
 	}
-	p := Principal{TokenID: tok.ID, WorkspaceID: tok.WorkspaceID, Scope: tok.Scope}
-	if tok.UserID != nil {
-		p.UserID = *tok.UserID
-	}
-	if tok.AgentID != nil {
-		p.AgentID = *tok.AgentID
-	}
-	return p, nil
+	return principalOf(tok), nil
 }
 
 // stampLastUsed sets a token's last_used_at to now unless another request

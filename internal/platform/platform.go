@@ -18,6 +18,7 @@ import (
 	"github.com/appruntime/appruntime/internal/agentcall"
 	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
@@ -196,6 +197,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	})
 	p.Parked = review.NewParked(o.Store, p.nudgeRelay)
 	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
+	p.onClose(claims.Close)
 	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
 	// The review queue serves the host capabilities: the host claims and
 	// puts back tasks with the reviewer's own token, and shows the document
@@ -316,9 +318,14 @@ func (p *Platform) buildAdmin() error {
 		Store: o.Store, Blobs: p.Storage, Log: o.Log,
 		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL,
 	})
+	tokens, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: o.Store.DB, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Log: o.Log})
+	if err != nil {
+		return err
+	}
+	p.onClose(tokens.Close)
 	p.Admin = admin.NewService(admin.Options{
 		Store: o.Store, Secrets: p.Secrets, AllowSQLiteIntegrations: o.Store.Dialect == config.SQLite,
-		Sessions: p.Sessions,
+		Sessions: p.Sessions, Tokens: tokens, ReprioritiseFunc: task.Reprioritise,
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)

@@ -86,16 +86,29 @@ func (p *Parked) Expire(ctx context.Context, outboxID string) error {
 }
 
 // ClaimScheduler schedules each review claim's expiry job on the events
-// queue, at the claim's expiry (Queue's AfterClaimFunc).
+// queue, at the claim's expiry (Queue's AfterClaimFunc). It enqueues from
+// a goroutine of its own, so a claim's reply does not wait for Redis.
 type ClaimScheduler struct {
-	client *asynq.Client
-	queue  string
-	log    *slog.Logger
+	client  *asynq.Client
+	queue   string
+	log     *slog.Logger
+	pending chan ReviewClaim
+	stop    chan struct{}
+	done    chan struct{}
 }
 
-// NewClaimScheduler returns a ClaimScheduler enqueueing on queue through rdb.
+// claimBacklog bounds the claims waiting for their expiry job to be
+// enqueued; past it a claim's job is dropped (its claim still ends at its
+// time: the queue treats a claim past its time as free).
+const claimBacklog = 4096
+
+// NewClaimScheduler returns a ClaimScheduler enqueueing on queue through
+// rdb; Close stops it.
 func NewClaimScheduler(rdb *redis.Client, queue string, log *slog.Logger) *ClaimScheduler {
-	return &ClaimScheduler{client: asynq.NewClientFromRedisClient(rdb), queue: queue, log: log}
+	s := &ClaimScheduler{client: asynq.NewClientFromRedisClient(rdb), queue: queue, log: log,
+		pending: make(chan ReviewClaim, claimBacklog), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.run()
+	return s
 }
 
 // ClaimExpiryTaskID is the job id of the expiry of the claim on taskID that
@@ -104,19 +117,65 @@ func ClaimExpiryTaskID(taskID string, expiresAt time.Time) string {
 	return fmt.Sprintf("claim_expiry:%s:%d", taskID, expiresAt.UnixMicro())
 }
 
-// Schedule enqueues c's expiry job. A failure is logged, not returned: the
-// queue treats a claim past its time as free whether or not the job runs.
+// Schedule hands c's expiry job to the scheduler and returns at once. A
+// job that cannot be enqueued is logged, not returned: the queue treats a
+// claim past its time as free whether or not the job runs.
 func (s *ClaimScheduler) Schedule(ctx context.Context, c ReviewClaim) {
+	select {
+	case s.pending <- c:
+	default:
+		s.log.WarnContext(ctx, "review: claim expiry backlog full; the claim still ends at its time", "task_id", c.TaskID)
+	}
+}
+
+// run enqueues the handed claims' jobs until Close, then those still
+// pending.
+func (s *ClaimScheduler) run() {
+	defer close(s.done)
+	for {
+		select {
+		case c := <-s.pending:
+			s.enqueue(c)
+		case <-s.stop:
+			for {
+				select {
+				case c := <-s.pending:
+					s.enqueue(c)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// enqueueTimeout bounds one enqueue, so a Redis outage does not hold the
+// backlog for longer than the claims it holds.
+const enqueueTimeout = 5 * time.Second
+
+func (s *ClaimScheduler) enqueue(c ReviewClaim) {
+	ctx, cancel := context.WithTimeout(context.Background(), enqueueTimeout)
+	defer cancel()
 	task, err := jobs.NewTask(jobs.ClaimExpiry{TaskID: c.TaskID, ExpiresAt: c.ClaimExpiresAt})
 	if err == nil {
-		_, err = s.client.EnqueueContext(context.WithoutCancel(ctx), task,
+		_, err = s.client.EnqueueContext(ctx, task,
 			asynq.TaskID(ClaimExpiryTaskID(c.TaskID, c.ClaimExpiresAt)), asynq.Queue(s.queue),
 			asynq.ProcessAt(c.ClaimExpiresAt), asynq.Retention(time.Hour), asynq.Timeout(jobs.EventsDeadline))
 	}
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-		s.log.WarnContext(ctx, "review: schedule claim expiry; the claim still ends at its time", "task_id", c.TaskID, "error", err.Error())
+		s.log.Warn("review: schedule claim expiry; the claim still ends at its time", "task_id", c.TaskID, "error", err.Error())
 	}
 }
 
-// Close releases the scheduler's client (not the Redis client it shares).
-func (s *ClaimScheduler) Close() { _ = s.client.Close() }
+// Close enqueues the claims already handed over, then releases the
+// scheduler's client (not the Redis client it shares). Schedule after
+// Close does nothing that lasts.
+func (s *ClaimScheduler) Close() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	_ = s.client.Close()
+}

@@ -29,6 +29,7 @@ const ClaimDuration = 20 * time.Minute
 // It is safe for concurrent use.
 type Queue struct {
 	store    *store.Store
+	claimSQL string // claimSQL with this dialect's locking clause
 	claimFor time.Duration
 	now      func() time.Time
 	// afterClaim runs after a claim committed (it schedules the claim's
@@ -52,6 +53,11 @@ type QueueOptions struct {
 // NewQueue returns a Queue.
 func NewQueue(o QueueOptions) *Queue {
 	q := &Queue{store: o.Store, claimFor: o.ClaimFor, now: o.Now, afterClaim: o.AfterClaimFunc}
+	lock := ""
+	if o.Store.Dialect == config.Postgres {
+		lock = " FOR UPDATE OF t SKIP LOCKED"
+	}
+	q.claimSQL = fmt.Sprintf(claimSQL, lock)
 	if q.claimFor <= 0 {
 		q.claimFor = ClaimDuration
 	}
@@ -80,21 +86,50 @@ type ReviewClaim struct {
 }
 
 // claimSQL claims one claimable parked task of a workspace in one
-// statement: waiting for input with a pending app-tool await, not under a
-// live claim, the first in queue order (the partial index
-// tasks_review_queue of migration 0007 serves it; tasks_review_assigned
-// the assigned-to-me pass). On Postgres the candidate row is locked with
-// SKIP LOCKED, so concurrent claims pass over each other's rows instead of
-// waiting for them; SQLite serialises writers.
+// statement (one round trip): waiting for input with a pending app-tool
+// await, not under a live claim, the first in queue order among the tasks
+// assigned to the reviewer, else among all. Each candidate query is served
+// by a partial index of migration 0007 (tasks_review_assigned,
+// tasks_review_queue); UNION ALL under LIMIT 1 runs its branches in order
+// and stops at the first row, so the second runs only when the reviewer
+// has nothing assigned. On Postgres each candidate row is locked with SKIP
+// LOCKED, so concurrent claims pass over each other's rows instead of
+// waiting for them (a locking clause rules out a parallel plan, which could
+// reorder the branches); SQLite serialises writers. RETURNING reads the
+// claimed task's oldest pending await with it.
 const claimSQL = `UPDATE tasks SET claimed_by = ?, claim_expires_at = ?, assigned_to = ?
-WHERE id = (SELECT t.id FROM tasks t
-  WHERE t.workspace_id = ? AND t.status = 'waiting_for_input'
-    AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= ?)
-    AND %s
-    AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')
-  ORDER BY t.priority DESC, t.created_at, t.id
-  LIMIT 1%s)
-RETURNING id, agent_id, title, priority, claim_expires_at, created_at`
+WHERE id = (SELECT id FROM (` + claimCandidateSQL + ` AND t.assigned_to = ?` + claimOrderSQL + `) mine
+  UNION ALL SELECT id FROM (` + claimCandidateSQL + claimOrderSQL + `) anyone
+  LIMIT 1)
+RETURNING id, agent_id, title, priority, claim_expires_at, created_at,
+  (SELECT a.id FROM task_awaits a WHERE a.task_id = tasks.id AND a.status = 'pending' AND a.source_type = 'app_tool'
+   ORDER BY a.created_at LIMIT 1) AS await_id,
+  (SELECT a.correlation_key FROM task_awaits a WHERE a.task_id = tasks.id AND a.status = 'pending' AND a.source_type = 'app_tool'
+   ORDER BY a.created_at LIMIT 1) AS step_id`
+
+// claimCandidateSQL selects the claimable tasks of a workspace (arguments:
+// the workspace, now); claimOrderSQL takes the first in queue order and,
+// on Postgres, locks it (%s: the locking clause).
+const (
+	claimCandidateSQL = `SELECT t.id FROM tasks t
+    WHERE t.workspace_id = ? AND t.status = 'waiting_for_input'
+      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= ?)
+      AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')`
+	claimOrderSQL = `
+    ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1%[1]s`
+)
+
+// claimedTask is claimSQL's row.
+type claimedTask struct {
+	ID             string
+	AgentID        string
+	Title          string
+	Priority       float64
+	ClaimExpiresAt time.Time
+	CreatedAt      time.Time
+	AwaitID        *string
+	StepID         *string
+}
 
 // Next claims the next task for reviewer userID of workspaceID, or returns
 // nil when nothing is waiting for review: first among the tasks assigned to
@@ -103,39 +138,24 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 	if !models.IsID(userID) {
 		return nil, apperr.Forbiddenf("the review queue needs a reviewer: use a host token issued for a user")
 	}
-	db := q.store.DB.WithContext(ctx)
 	now := q.now().UTC()
 	// Postgres keeps microseconds: the expiry job matches this value exactly.
 	expires := now.Add(q.claimFor).Truncate(time.Microsecond)
-	lock := ""
-	if q.store.Dialect == config.Postgres {
-		lock = " FOR UPDATE OF t SKIP LOCKED"
-	}
-	var claimed []models.Task
-	for _, pass := range []struct {
-		cond string
-		args []any
-	}{{"t.assigned_to = ?", []any{userID}}, {"TRUE", nil}} {
-		args := append([]any{userID, expires, userID, workspaceID, now}, pass.args...)
-		if err := db.Raw(fmt.Sprintf(claimSQL, pass.cond, lock), args...).Scan(&claimed).Error; err != nil {
-			return nil, fmt.Errorf("review: claim next task: %w", err)
-		}
-		if len(claimed) > 0 {
-			break
-		}
+	var claimed []claimedTask
+	err := q.store.DB.WithContext(ctx).Raw(q.claimSQL, userID, expires, userID, workspaceID, now, userID, workspaceID, now).
+		Scan(&claimed).Error
+	if err != nil {
+		return nil, fmt.Errorf("review: claim next task: %w", err)
 	}
 	if len(claimed) == 0 {
 		return nil, nil
 	}
 	t := claimed[0]
-	var aw models.TaskAwait
-	err := db.Where("task_id = ? AND status = ? AND source_type = ?", t.ID, models.AwaitPending, models.AwaitSourceAppTool).
-		Order("created_at").Limit(1).Find(&aw).Error
-	if err != nil {
-		return nil, fmt.Errorf("review: load the claimed task's await: %w", err)
+	claim := &ReviewClaim{TaskID: t.ID, AgentID: t.AgentID, Title: t.Title, Priority: t.Priority,
+		ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires, CreatedAt: t.CreatedAt}
+	if t.AwaitID != nil && t.StepID != nil {
+		claim.AwaitID, claim.StepID = *t.AwaitID, *t.StepID
 	}
-	claim := &ReviewClaim{TaskID: t.ID, AgentID: t.AgentID, Title: t.Title, StepID: aw.CorrelationKey, AwaitID: aw.ID,
-		Priority: t.Priority, ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires, CreatedAt: t.CreatedAt}
 	if q.afterClaim != nil {
 		q.afterClaim(ctx, *claim)
 	}

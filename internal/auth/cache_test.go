@@ -1,0 +1,74 @@
+package auth_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+// TestTokenCacheServesFreshTokensAndRevocationsEverywhere: two replicas
+// (two caches on one Redis) verify a token without reading its row while
+// their entry is fresh; a revocation on one is refused by both at once,
+// before their entries age; a row gone unannounced is refused once the
+// entry is TokenMaxStaleness old; the scope still decides.
+func TestTokenCacheServesFreshTokensAndRevocationsEverywhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.Schema(t)
+	rd := testkit.Redis(t)
+	tn := testkit.NewTenant(t, st.DB)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	replica := func() *auth.TokenCache {
+		c, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: st.DB, Redis: rd.Client, KeyPrefix: rd.Prefix, NowFunc: clock})
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		return c
+	}
+	a, b := replica(), replica()
+	refused := func(c *auth.TokenCache, token, scope string) {
+		t.Helper()
+		_, err := c.Verify(ctx, token, scope)
+		require.True(t, apperr.Is(err, apperr.Unauthenticated), "%v", err)
+	}
+
+	var host models.APIToken
+	require.NoError(t, st.DB.Where("token_hash = ?", auth.HashToken(tn.HostToken)).Take(&host).Error)
+	for _, c := range []*auth.TokenCache{a, b} {
+		p, err := c.Verify(ctx, tn.HostToken, models.ScopeHost)
+		require.NoError(t, err)
+		require.Equal(t, tn.Admin.ID, p.UserID)
+		refused(c, tn.HostToken, models.ScopeAgent)
+	}
+
+	// The agent token's row goes without an announcement: the cached entry
+	// serves until it is TokenMaxStaleness old.
+	_, err := a.Verify(ctx, tn.AgentToken, models.ScopeAgent)
+	require.NoError(t, err)
+	require.NoError(t, st.DB.Where("token_hash = ?", auth.HashToken(tn.AgentToken)).Delete(&models.APIToken{}).Error)
+	_, err = a.Verify(ctx, tn.AgentToken, models.ScopeAgent)
+	require.NoError(t, err, "served from the cache: no read")
+	mu.Lock()
+	now = now.Add(auth.TokenMaxStaleness)
+	mu.Unlock()
+	refused(a, tn.AgentToken, models.ScopeAgent)
+
+	// A revocation announced on a is refused by b at once, even before the
+	// row is updated (the announcement comes before the commit).
+	_, err = b.Verify(ctx, tn.HostToken, models.ScopeHost)
+	require.NoError(t, err)
+	require.NoError(t, a.Revoke(ctx, host.ID))
+	refused(a, tn.HostToken, models.ScopeHost)
+	refused(b, tn.HostToken, models.ScopeHost)
+	require.NoError(t, auth.RevokeToken(ctx, st.DB, tn.Workspace.ID, host.ID))
+	refused(b, tn.HostToken, models.ScopeHost)
+}
