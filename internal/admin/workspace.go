@@ -131,6 +131,10 @@ func (s *Service) DeleteWorkspace(ctx context.Context, workspaceID, actor, id st
 			return err
 		}
 		e.Detail = map[string]any{"name": w.Name}
+		// Its tokens go with it: every replica's cache must refuse them.
+		if err := s.revokeCachedTokensOf(ctx, tx, "workspace_id", w.ID); err != nil {
+			return err
+		}
 		if err := tx.Delete(&models.Workspace{}, "id = ?", w.ID).Error; err != nil {
 			return fmt.Errorf("admin: delete workspace: %w", err)
 		}

@@ -212,7 +212,7 @@ const (
 // as its fault says.
 type flakyProxy struct {
 	addr   string
-	target string
+	target atomic.Pointer[string] // set by rewrite, read by each connection
 	fault  proxyFault
 	failed atomic.Int32
 	conns  atomic.Int32
@@ -242,7 +242,9 @@ func (p *flakyProxy) rewrite(dsn string) string {
 	if err != nil {
 		panic(err)
 	}
-	p.target, u.Host = u.Host, p.addr
+	target := u.Host
+	p.target.Store(&target)
+	u.Host = p.addr
 	return u.String()
 }
 
@@ -252,7 +254,11 @@ func (p *flakyProxy) serve(client net.Conn) {
 		p.failed.Add(1)
 		return
 	}
-	server, err := net.Dial("tcp", p.target)
+	target := p.target.Load()
+	if target == nil {
+		return
+	}
+	server, err := net.Dial("tcp", *target)
 	if err != nil {
 		return
 	}
