@@ -1,13 +1,13 @@
 package console
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -37,7 +37,8 @@ func (s *server) renewArtifactSession(c *fiber.Ctx) error {
 		return err
 	}
 	var req renewRequest
-	if err := json.Unmarshal(c.Body(), &req); err != nil {
+	// Strict like every other body: unknown fields and repeated keys refused.
+	if err := strictjson.Unmarshal(c.Body(), &req); err != nil {
 		return apperr.Invalidf("the body is {\"replaces\": SESSION_ID}: %v", err)
 	}
 	if req.Replaces != "" && !models.IsID(req.Replaces) {

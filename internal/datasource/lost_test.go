@@ -95,10 +95,6 @@ func TestALostAnswerIsNeverTakenForARefusal(t *testing.T) {
 		after   bool
 		run     func(src datasource.Source) error
 	}{
-		{"a single write", "INSERT INTO", true, func(src datasource.Source) error {
-			_, err := src.Write(ctx, insert(map[string]any{"id": int64(40), "name": "lost", "qty": int64(1)}))
-			return err
-		}},
 		{"a transaction's commit", "Q\x00\x00\x00\x0bcommit\x00", false, func(src datasource.Source) error {
 			tx, err := src.Begin(ctx)
 			if err != nil {
