@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
@@ -32,7 +33,9 @@ import (
 // Postgres): what it records is visible at once, and should the platform
 // database crash before flushing it, the intent it removed is still there
 // and the sweep records the write as outcome unknown, so it costs /write
-// no second disk flush.
+// no second disk flush. It lets the completions nobody waits for gather for
+// a few milliseconds (settleLinger), so a busy api settles them in a few
+// large statements.
 type Journal struct {
 	st      *store.Store
 	log     *slog.Logger
@@ -99,7 +102,7 @@ func NewJournal(st *store.Store, log *slog.Logger) *Journal {
 		j.idle = append(j.idle, &writer{st: st})
 	}
 	j.wg.Add(1)
-	go j.work(j.settles, &writer{st: st, setup: "SET synchronous_commit = off"})
+	go j.work(j.settles, &writer{st: st, setup: settleSetup})
 	return j
 }
 
@@ -274,22 +277,56 @@ func (j *Journal) Close() {
 	}
 }
 
+// settleLinger is how long the settle writer lets queued completions that
+// nobody waits for (a /write's, CompleteLater) gather before it writes
+// them: a statement and a commit cost the platform database about as much
+// as the rows they carry, so a busy api writes a few large batches rather
+// than one small batch per round trip. The /write was answered already;
+// its feed row comes this much later. Anything a caller waits for (a drop,
+// a synchronous completion, Flush) ends the wait at once.
+const settleLinger = 5 * time.Millisecond
+
 func (j *Journal) work(queue chan journalItem, w *writer) {
 	defer j.wg.Done()
 	defer w.close()
+	linger := time.NewTimer(settleLinger)
+	linger.Stop()
 	for first := range queue {
 		batch := []journalItem{first}
+		waited := first.done != nil
+		open := true
 	drain:
-		for len(batch) < journalBatch {
+		for open && len(batch) < journalBatch {
 			select {
 			case it, ok := <-queue:
 				if !ok {
+					open = false
 					break drain
 				}
 				batch = append(batch, it)
+				waited = waited || it.done != nil
 			default:
 				break drain
 			}
+		}
+		if !waited && open && len(batch) < journalBatch {
+			linger.Reset(settleLinger)
+		gather:
+			for len(batch) < journalBatch {
+				select {
+				case it, ok := <-queue:
+					if !ok {
+						break gather
+					}
+					batch = append(batch, it)
+					if it.done != nil {
+						break gather
+					}
+				case <-linger.C:
+					break gather
+				}
+			}
+			linger.Stop()
 		}
 		j.flush(batch, w.apply, func(i int, r journalResult) { j.deliver(batch[i], r) })
 	}
@@ -329,13 +366,24 @@ func (j *Journal) deliver(it journalItem, r journalResult) {
 	}
 }
 
+// settleSetup are the settings of the settle writer's connection: commits
+// that do not wait for the disk flush (see Journal), and no sequential
+// scans. write_intents churns (every /write inserts a row and deletes it
+// milliseconds later), so between autovacuum runs it holds thousands of
+// dead rows, while the plan Postgres caches for the settle statement was
+// made when it looked empty: a sequential scan, which then reads every
+// dead row on each settle. A settle finds each of its rows by primary key
+// (and its empty drop list finds nothing) whatever the table's size, so
+// on this connection, which runs nothing else, the index is the plan.
+var settleSetup = []string{"SET synchronous_commit = off", "SET enable_seqscan = off"}
+
 // writer is one of the journal's writers. On Postgres it keeps a
-// connection of its own, set up once with setup (a session setting), so a
+// connection of its own, set up once with setup (session settings), so a
 // batch costs one round trip and no pool checkout; elsewhere it goes
 // through the store.
 type writer struct {
 	st    *store.Store
-	setup string
+	setup []string
 	conn  *sql.Conn
 }
 
@@ -349,8 +397,8 @@ func (w *writer) apply(b intent.Batch) (intent.Applied, error) {
 		if err != nil {
 			return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
 		}
-		if w.setup != "" {
-			if _, err := conn.ExecContext(ctx, w.setup); err != nil {
+		for _, setting := range w.setup {
+			if _, err := conn.ExecContext(ctx, setting); err != nil {
 				store.DiscardConn(conn)
 				return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
 			}

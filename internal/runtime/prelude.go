@@ -112,11 +112,13 @@ func opNotAllowed(verb, op string) error {
 	return apperr.Forbiddenf("op %q is not allowed for /%s by this binding", op, verb)
 }
 
-// fixedMap resolves a binding's fixed filters or values against the session.
-func fixedMap(fixed map[string]any, sessionValues map[string]string) (map[string]any, error) {
+// fixedMap resolves a binding's fixed filters or values against the
+// session. Most ops fix nothing: their requests build no session map.
+func fixedMap(fixed map[string]any, c session.Claims) (map[string]any, error) {
 	if len(fixed) == 0 {
 		return nil, nil
 	}
+	sessionValues := c.Values()
 	out := make(map[string]any, len(fixed))
 	for col, v := range fixed {
 		val, err := fillFixed(v, sessionValues)

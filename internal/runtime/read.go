@@ -72,7 +72,7 @@ func (s *Service) readRows(ctx context.Context, c session.Claims, b *binding.Loa
 	if err != nil {
 		return Result{}, err
 	}
-	fixed, err := fixedMap(op.FixedFilters, c.Values())
+	fixed, err := fixedMap(op.FixedFilters, c)
 	if err != nil {
 		return Result{}, err
 	}

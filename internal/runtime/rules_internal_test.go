@@ -43,9 +43,9 @@ func TestFillFixed(t *testing.T) {
 		})
 	}
 	// A bad fixed value is the binding's fault, never the request's: 500.
-	_, err := fixedMap(map[string]any{"owner": "{{user_id}}"}, rulesSession.Values())
+	_, err := fixedMap(map[string]any{"owner": "{{user_id}}"}, rulesSession)
 	require.Equal(t, apperr.Internal, apperr.CodeOf(err))
-	got, err := fixedMap(nil, rulesSession.Values())
+	got, err := fixedMap(nil, rulesSession)
 	require.NoError(t, err)
 	require.Nil(t, got)
 }

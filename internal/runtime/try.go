@@ -138,7 +138,7 @@ func (s *Service) tryRead(ctx context.Context, c session.Claims, b *binding.Load
 	if err != nil {
 		return nil, err
 	}
-	fixed, err := fixedMap(op.FixedFilters, c.Values())
+	fixed, err := fixedMap(op.FixedFilters, c)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func writeStmt(op *bindingspec.Write, row map[string]any, c session.Claims) (dat
 		}
 		values[col] = v
 	}
-	fixed, err := fixedMap(op.FixedValues, c.Values())
+	fixed, err := fixedMap(op.FixedValues, c)
 	if err != nil {
 		return datasource.WriteStmt{}, err
 	}
