@@ -87,7 +87,7 @@ func NewTokenCache(o TokenCacheOptions) (*TokenCache, error) {
 		return c, nil
 	}
 	c.broadcast = rdb.NewBroadcast(o.Redis, o.KeyPrefix, "token:revoked", c.log)
-	stop, err := c.broadcast.Listen(c.applyRevocation, c.evictAll, tokenSubscribeTimeout)
+	stop, err := c.broadcast.Listen(c.applyAnnouncement, c.evictAll, tokenSubscribeTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
@@ -157,32 +157,54 @@ func (c *TokenCache) Verify(ctx context.Context, token, scope string) (Principal
 }
 
 // Revoke makes the tokens ids refused by every replica, this one first,
-// and waits (bounded) for each to acknowledge. Call it inside the
+// and waits (bounded) for each replica to acknowledge. Call it inside the
 // transaction that revokes or deletes their rows, before it commits: a
 // replica that reads a row before the commit refuses the token all the
 // same, and should the commit fail the token is refused for a while, which
 // is safe. A Redis failure is an error, so the transaction rolls back.
+// Many ids (a deleted workspace's tokens) go in announcements of up to
+// revokeBatch ids each, so the transaction waits once per batch, not once
+// per token.
 func (c *TokenCache) Revoke(ctx context.Context, ids ...string) error {
-	for _, id := range ids {
-		c.applyRevocation(id)
-		if c.broadcast == nil {
-			continue
-		}
-		if err := c.broadcast.Publish(ctx, id, revokeWait); err != nil {
+	c.applyRevocation(ids...)
+	if c.broadcast == nil {
+		return nil
+	}
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), revokeBatch)]
+		ids = ids[len(batch):]
+		if err := c.broadcast.Publish(ctx, strings.Join(batch, revokeSeparator), revokeWait); err != nil {
 			return fmt.Errorf("auth: announce token revocation: %w", err)
 		}
 	}
 	return nil
 }
 
-// applyRevocation refuses token id for revokedHold and drops its entries.
-func (c *TokenCache) applyRevocation(id string) {
+// An announcement carries token ids (UUIDs) joined by revokeSeparator.
+const (
+	revokeSeparator = ","
+	revokeBatch     = 256
+)
+
+// applyAnnouncement applies a revocation announced by a replica.
+func (c *TokenCache) applyAnnouncement(payload string) {
+	c.applyRevocation(strings.Split(payload, revokeSeparator)...)
+}
+
+// applyRevocation refuses tokens ids for revokedHold and drops their
+// entries.
+func (c *TokenCache) applyRevocation(ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.revoked[id] = now.Add(revokedHold)
+	for _, id := range ids {
+		c.revoked[id] = now.Add(revokedHold)
+	}
 	for hash, e := range c.entries {
-		if e.tok.ID == id {
+		if _, ok := c.revoked[e.tok.ID]; ok {
 			delete(c.entries, hash)
 		}
 	}

@@ -72,3 +72,42 @@ func TestTokenCacheServesFreshTokensAndRevocationsEverywhere(t *testing.T) {
 	require.NoError(t, auth.RevokeToken(ctx, st.DB, tn.Workspace.ID, host.ID))
 	refused(b, tn.HostToken, models.ScopeHost)
 }
+
+// TestTokenCacheRevokesManyTokensInOneCall: the tokens of one Revoke
+// (a deleted workspace's, announced in batches) are refused by every
+// replica at once, more of them than one announcement carries.
+func TestTokenCacheRevokesManyTokensInOneCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.Schema(t)
+	rd := testkit.Redis(t)
+	tn := testkit.NewTenant(t, st.DB)
+	replica := func() *auth.TokenCache {
+		c, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: st.DB, Redis: rd.Client, KeyPrefix: rd.Prefix})
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		return c
+	}
+	a, b := replica(), replica()
+	var rows []models.APIToken
+	require.NoError(t, st.DB.Where("workspace_id = ?", tn.Workspace.ID).Find(&rows).Error)
+	// Ids of no token come first, so the real ones ride in the last of
+	// several announcements.
+	ids := make([]string, 0, 600)
+	for len(ids) < 600-len(rows) {
+		ids = append(ids, models.NewID())
+	}
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	tokens := map[string]string{tn.HostToken: models.ScopeHost, tn.AgentToken: models.ScopeAgent}
+	for token, scope := range tokens {
+		_, err := b.Verify(ctx, token, scope)
+		require.NoError(t, err)
+	}
+	require.NoError(t, a.Revoke(ctx, ids...))
+	for token, scope := range tokens {
+		_, err := b.Verify(ctx, token, scope)
+		require.True(t, apperr.Is(err, apperr.Unauthenticated), "%s on the other replica: %v", scope, err)
+	}
+}
