@@ -271,10 +271,11 @@ func Listen(addr string) (net.Listener, error) {
 }
 
 // Serve runs app on ln until ctx is done, then stops accepting and waits up
-// to drain for in-flight requests to finish.
+// to drain for in-flight requests to finish. Connections close lingering
+// (linger.go), so an answer given before a body was read reaches the client.
 func Serve(ctx context.Context, app *fiber.App, ln net.Listener, drain time.Duration) error {
 	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
+	go func() { errc <- app.Listener(newLingerListener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

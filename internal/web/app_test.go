@@ -287,3 +287,34 @@ func TestShutdownEndsTheContextOfRequestsStillRunningAfterTheDrain(t *testing.T)
 	require.ErrorIs(t, <-ended, context.Canceled)
 	<-done
 }
+
+// TestAnAnswerGivenBeforeTheBodyReachesAnHTTPClient: the server answers a
+// body over the cap with 413 without reading it and closes the connection;
+// a plain HTTP client still sending must read that 413, not a reset (which
+// a close with the client's bytes unread would send).
+func TestAnAnswerGivenBeforeTheBodyReachesAnHTTPClient(t *testing.T) {
+	t.Parallel()
+	app := newApp(t, &bytes.Buffer{})
+	ln, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(ctx, app, ln, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	body := bytes.Repeat([]byte("x"), 2<<20)
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := range 20 {
+		for _, chunked := range []bool{false, true} {
+			var r io.Reader = bytes.NewReader(body)
+			if chunked {
+				r = io.MultiReader(r) // no length known: sent chunked
+			}
+			res, err := client.Post("http://"+ln.Addr().String()+"/echo", "application/octet-stream", r)
+			require.NoError(t, err, "attempt %d, chunked=%v", i, chunked)
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			require.Equal(t, 413, res.StatusCode, "attempt %d, chunked=%v", i, chunked)
+		}
+	}
+}
