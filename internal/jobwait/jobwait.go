@@ -226,9 +226,12 @@ var ErrCanceled = apperr.New(apperr.Conflict, "the job was cancelled by an opera
 // runs with a context ending at the job's deadline, and its outcome is
 // stored and published once, under the same keyPrefix as the Waiter's. A
 // job whose asynq context is cancelled before the deadline publishes
-// ErrCanceled, whatever fn made of its ended context.
+// ErrCanceled, whatever fn made of its ended context. Outcomes of jobs that
+// finish together are sent in one round trip (publisher); mount one
+// Handler on every queue that runs fn rather than one per queue.
 func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.Handler {
 	k := keys(keyPrefix)
+	pub := newPublisher(rc)
 	return asynq.HandlerFunc(func(jobCtx context.Context, t *asynq.Task) error {
 		id, _ := asynq.GetTaskID(jobCtx)
 		deadline, err := headerDeadline(t)
@@ -250,11 +253,13 @@ func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.H
 		switch {
 		case canceled:
 			o = outcome{Error: toWire(ErrCanceled)}
-		case ctx.Err() != nil && runErr == nil:
-			// Finished too late: the caller answered 504; say so to a late poller.
+		case ctx.Err() != nil:
+			// Finished too late, or stopped by the deadline: the caller
+			// answers 504, and so must a waiter that hears this outcome
+			// before its own deadline fires, or a late poller.
 			o = outcome{Error: toWire(apperr.New(apperr.Timeout, "the job did not finish before its deadline"))}
 		}
-		if err := publish(ctx, rc, k, id, o, deadline); err != nil {
+		if err := publish(pub, k, id, o, deadline); err != nil {
 			return err
 		}
 		if canceled {
@@ -296,16 +301,15 @@ return 0
 `)
 
 // publish stores the outcome (once: a second run of the same job finds it
-// stored and publishes nothing) and notifies the waiter.
-func publish(ctx context.Context, rc redis.UniversalClient, k keys, id string, o outcome, deadline time.Time) error {
+// stored and publishes nothing) and notifies the waiter. It runs after the
+// job's context may have ended, bounded by publishTimeout.
+func publish(pub *publisher, k keys, id string, o outcome, deadline time.Time) error {
 	msg, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("jobwait: encode outcome: %w", err)
 	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-	defer cancel()
 	ttl := time.Until(deadline) + resultLinger
-	if err := publishScript.Run(pctx, rc, []string{k.result(id)}, msg, ttl.Milliseconds(), k.channel(id)).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := pub.publish(&pendingOutcome{key: k.result(id), channel: k.channel(id), msg: msg, ttlMS: ttl.Milliseconds()}); err != nil {
 		// The waiter still finds a stored outcome by polling.
 		return fmt.Errorf("jobwait: publish outcome: %w", err)
 	}
