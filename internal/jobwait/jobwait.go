@@ -63,7 +63,9 @@ func (k keys) idOf(channel string) string {
 }
 
 // Waiter enqueues jobs and waits for their results. One per process; it
-// keeps one pub/sub connection for every wait. Safe for concurrent use.
+// keeps one pub/sub connection for every wait, opened by the first wait: a
+// process that never waits (a worker) is not sent every job's outcome.
+// Safe for concurrent use.
 type Waiter struct {
 	rc     redis.UniversalClient
 	client *asynq.Client
@@ -72,22 +74,32 @@ type Waiter struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan []byte
-	ps      *redis.PubSub
-	done    chan struct{}
+	ps      *redis.PubSub // nil until the first wait
+	closed  bool
+	done    chan struct{} // closed when dispatch returns
 }
 
 // NewWaiter returns a Waiter on rc whose keys and channels start with
 // keyPrefix (the Handler's must be the same). Close stops it.
 func NewWaiter(rc redis.UniversalClient, keyPrefix string, log *slog.Logger) *Waiter {
-	w := &Waiter{
+	return &Waiter{
 		rc: rc, client: asynq.NewClientFromRedisClient(rc), keys: keys(keyPrefix), log: log,
 		waiting: map[string]chan []byte{}, done: make(chan struct{}),
 	}
-	// PSubscribe returns at once and (re)connects in the background; a
-	// result published before the subscription is live is found by polling.
-	w.ps = rc.PSubscribe(context.Background(), w.keys.channelPattern())
+}
+
+// listen subscribes to the outcomes unless it has already or the Waiter is
+// closed. PSubscribe sends its command at once and (re)connects in the
+// background; a result published before the subscription is live is found
+// by polling.
+func (w *Waiter) listen() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ps != nil || w.closed {
+		return
+	}
+	w.ps = w.rc.PSubscribe(context.Background(), w.keys.channelPattern())
 	go w.dispatch(w.ps.Channel(redis.WithChannelSize(1024)))
-	return w
 }
 
 // dispatch hands each notification to its waiter.
@@ -110,8 +122,14 @@ func (w *Waiter) dispatch(ch <-chan *redis.Message) {
 // Close stops listening for notifications; waits in progress fall back to
 // polling until their deadlines.
 func (w *Waiter) Close() {
-	_ = w.ps.Close()
-	<-w.done
+	w.mu.Lock()
+	ps := w.ps
+	w.closed = true
+	w.mu.Unlock()
+	if ps != nil {
+		_ = ps.Close()
+		<-w.done
+	}
 }
 
 // Job is one job to run and wait for.
@@ -130,6 +148,7 @@ type Job struct {
 // code and message; a deadline that passes is a 504; a Redis that refuses
 // the enqueue is a 502.
 func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
+	w.listen()
 	id := uuid.NewString()
 	ch := make(chan []byte, 1)
 	w.mu.Lock()
