@@ -120,7 +120,7 @@ func run(args []string) error {
 	o.verbs = allVerbs()
 	fs.Var(&o.verbs, "verbs", "the verbs to measure, of read,write,lookup (true: all; false: none, only the /run phase); the upload flood runs with any")
 	fs.IntVar(&o.run.trips, "run-trips", 1000, "sequential /run and raw round trips each (0 skips the /run phase)")
-	fs.IntVar(&o.run.jobs, "run-jobs", 2000, "the fewest jobs per drain of the /run phase (more when the fastest drain would last under 2s)")
+	fs.IntVar(&o.run.jobs, "run-jobs", 10000, "the fewest jobs per drain of the /run phase (more when the fastest drain would last under 2s)")
 	fs.StringVar(&o.workerDebug, "worker-debug-addr", "", "serve the worker process's pprof on this loopback address (DEBUG_ADDR)")
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
