@@ -65,6 +65,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "rawdrain" {
+		if err := runRawDrain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "rawdrain:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -113,7 +120,7 @@ func run(args []string) error {
 	o.verbs = allVerbs()
 	fs.Var(&o.verbs, "verbs", "the verbs to measure, of read,write,lookup (true: all; false: none, only the /run phase); the upload flood runs with any")
 	fs.IntVar(&o.run.trips, "run-trips", 1000, "sequential /run and raw round trips each (0 skips the /run phase)")
-	fs.IntVar(&o.run.jobs, "run-jobs", 2000, "jobs per drain of the /run phase")
+	fs.IntVar(&o.run.jobs, "run-jobs", 10000, "the fewest jobs per drain of the /run phase (more when the fastest drain would last under 2s)")
 	fs.StringVar(&o.workerDebug, "worker-debug-addr", "", "serve the worker process's pprof on this loopback address (DEBUG_ADDR)")
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
@@ -128,6 +135,7 @@ func run(args []string) error {
 	if o.rounds < 1 {
 		return errors.New("-rounds must be at least 1")
 	}
+	o.run.rounds = o.rounds
 	if o.appruntime == "" {
 		return errors.New("-appruntime is required")
 	}
@@ -187,7 +195,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		return finishWithRun(ctx, o, apiAddr, fx, line)
+		return finishWithRun(ctx, o, apiAddr, worker.Process.Pid, fx, line)
 	}
 
 	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n",
@@ -281,7 +289,7 @@ func run(args []string) error {
 	if ratios, err = withReview(ctx, o, apiAddr, dbURL, api.Process.Pid, ratios); err != nil {
 		return err
 	}
-	return finishWithRun(ctx, o, apiAddr, fx, ratios)
+	return finishWithRun(ctx, o, apiAddr, worker.Process.Pid, fx, ratios)
 }
 
 // finishWithRun runs the /run phase and prints the last line: the verbs'
@@ -299,7 +307,7 @@ func withReview(ctx context.Context, o options, apiAddr, dbURL string, apiPid in
 	return strings.TrimSpace(line + " " + review), nil
 }
 
-func finishWithRun(ctx context.Context, o options, apiAddr string, fx fixture, ratios string) error {
+func finishWithRun(ctx context.Context, o options, apiAddr string, workerPid int, fx fixture, ratios string) error {
 	if o.run.trips <= 0 {
 		fmt.Println(ratios)
 		return nil
@@ -320,7 +328,11 @@ func finishWithRun(ctx context.Context, o options, apiAddr string, fx fixture, r
 	if err != nil {
 		return err
 	}
-	fmt.Println(strings.TrimSpace(fmt.Sprintf("%s run_overhead_ms=%.2f", ratios, overhead)))
+	drainRatio, err := drainPhase(ctx, o.run, o.redisURL, rc, workerPid, fx)
+	if err != nil {
+		return fmt.Errorf("drain phase: %w", err)
+	}
+	fmt.Println(strings.TrimSpace(fmt.Sprintf("%s drain_ratio=%.2f run_overhead_ms=%.2f", ratios, drainRatio, overhead)))
 	return nil
 }
 

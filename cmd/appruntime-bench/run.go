@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,9 +14,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
-
-	"github.com/appruntime/appruntime/internal/jobwait"
-	"github.com/appruntime/appruntime/jobs"
 )
 
 // The /run phase: a CSV lookup through `appruntime api` and `appruntime
@@ -32,7 +28,8 @@ const rawQueue = "bench_raw"
 // runOptions configure the /run phase.
 type runOptions struct {
 	trips         int           // sequential round trips per side
-	jobs          int           // jobs per drain
+	jobs          int           // the fewest jobs per drain
+	rounds        int           // alternating drain rounds
 	workers       int           // concurrency of the worker's lookup server and of the raw server
 	checkInterval time.Duration // asynq task check interval of both
 }
@@ -84,17 +81,14 @@ func (r *rawRoundTrip) do(ctx context.Context) error {
 	}
 }
 
-// rawServer runs the baseline's no-op handler; publish makes it publish
-// its result (round trips) or not (the drain).
-func rawServer(rc *redis.Client, o runOptions, publish bool) (*asynq.Server, error) {
+// rawServer runs the round trips' baseline: a no-op handler that publishes
+// its result.
+func rawServer(rc *redis.Client, o runOptions) (*asynq.Server, error) {
 	srv := asynq.NewServerFromRedisClient(rc, asynq.Config{
 		Concurrency: o.workers, Queues: map[string]int{rawQueue: 1}, TaskCheckInterval: o.checkInterval, LogLevel: asynq.FatalLevel,
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc("bench_noop", func(ctx context.Context, t *asynq.Task) error {
-		if !publish {
-			return nil
-		}
 		id, _ := asynq.GetTaskID(ctx)
 		return rc.Publish(ctx, "bench:raw:"+id, "ok").Err()
 	})
@@ -104,7 +98,7 @@ func rawServer(rc *redis.Client, o runOptions, publish bool) (*asynq.Server, err
 // runPhase measures /run's round trip and the worker's drain against the
 // raw baseline and returns run_overhead_ms (project p50 minus raw p50).
 func runPhase(ctx context.Context, o runOptions, rc *redis.Client, apiAddr string, tokens []string, fx fixture) (float64, error) {
-	srv, err := rawServer(rc, o, true)
+	srv, err := rawServer(rc, o)
 	if err != nil {
 		return 0, err
 	}
@@ -171,91 +165,5 @@ func runPhase(ctx context.Context, o runOptions, rc *redis.Client, apiAddr strin
 		fmt.Printf("%-28s %9s %9s\n", name, ms(p50[s]), ms(lat[s][len(lat[s])*99/100]))
 	}
 
-	workerRate, rawRate, err := drains(ctx, o, rc, fx)
-	if err != nil {
-		return 0, err
-	}
-	fmt.Printf("\nworker drain of %d /run jobs: %.0f jobs/s; raw asynq no-op drain: %.0f jobs/s; ratio %.2f (%d workers each)\n",
-		o.jobs, workerRate, rawRate, workerRate/rawRate, o.workers)
 	return float64((p50[1] - p50[0]).Microseconds()) / 1000, nil
-}
-
-// drains enqueues o.jobs jobs onto a paused queue, resumes it and times
-// until it is empty: the worker's /run jobs, then the raw no-op's.
-func drains(ctx context.Context, o runOptions, rc *redis.Client, fx fixture) (workerRate, rawRate float64, err error) {
-	client := asynq.NewClientFromRedisClient(rc)
-	inspector := asynq.NewInspectorFromRedisClient(rc)
-	deadline := strconv.FormatInt(time.Now().Add(time.Hour).UnixNano(), 10)
-	input, _ := json.Marshal(map[string]any{"match_criteria": map[string]any{"id": "7"}, "return_columns": []string{"name"}})
-	runJob := func() (*asynq.Task, error) {
-		return jobs.NewTaskWithHeaders(jobs.RunTool{
-			TaskID: fx.taskID, StepID: fx.stepID, AgentID: fx.agentID, WorkspaceID: fx.workspaceID,
-			ConfiguredToolID: fx.lookupToolID, BaseTool: "csv_lookup_tool", Op: "lookup", Input: input, Record: false, Actor: "bench",
-		}, map[string]string{jobwait.DeadlineHeader: deadline})
-	}
-	workerRate, err = drain(ctx, client, inspector, jobs.QueueLookup, o.jobs, runJob)
-	if err != nil {
-		return 0, 0, err
-	}
-	srv, err := rawServer(rc, o, false)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer srv.Shutdown()
-	rawRate, err = drain(ctx, client, inspector, rawQueue, o.jobs, func() (*asynq.Task, error) {
-		return asynq.NewTask("bench_noop", []byte(`{}`)), nil
-	})
-	return workerRate, rawRate, err
-}
-
-func drain(ctx context.Context, client *asynq.Client, inspector *asynq.Inspector, queue string, n int, task func() (*asynq.Task, error)) (float64, error) {
-	// The queue must exist before it can be paused.
-	t, err := task()
-	if err != nil {
-		return 0, err
-	}
-	if _, err := client.EnqueueContext(ctx, t, asynq.Queue(queue), asynq.MaxRetry(0)); err != nil {
-		return 0, err
-	}
-	if err := waitEmpty(ctx, inspector, queue); err != nil {
-		return 0, err
-	}
-	if err := inspector.PauseQueue(queue); err != nil {
-		return 0, err
-	}
-	for range n {
-		t, err := task()
-		if err != nil {
-			return 0, err
-		}
-		if _, err := client.EnqueueContext(ctx, t, asynq.Queue(queue), asynq.MaxRetry(0)); err != nil {
-			return 0, err
-		}
-	}
-	start := time.Now()
-	if err := inspector.UnpauseQueue(queue); err != nil {
-		return 0, err
-	}
-	if err := waitEmpty(ctx, inspector, queue); err != nil {
-		return 0, err
-	}
-	return float64(n) / time.Since(start).Seconds(), nil
-}
-
-func waitEmpty(ctx context.Context, inspector *asynq.Inspector, queue string) error {
-	limit := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(limit) && ctx.Err() == nil {
-		info, err := inspector.GetQueueInfo(queue)
-		if err != nil {
-			return err
-		}
-		if info.Pending == 0 && info.Active == 0 {
-			if info.Archived > 0 {
-				return fmt.Errorf("queue %s: %d job(s) failed", queue, info.Archived)
-			}
-			return nil
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return fmt.Errorf("queue %s did not drain", queue)
 }

@@ -63,7 +63,9 @@ func (k keys) idOf(channel string) string {
 }
 
 // Waiter enqueues jobs and waits for their results. One per process; it
-// keeps one pub/sub connection for every wait. Safe for concurrent use.
+// keeps one pub/sub connection for every wait, opened by the first wait: a
+// process that never waits (a worker) is not sent every job's outcome.
+// Safe for concurrent use.
 type Waiter struct {
 	rc     redis.UniversalClient
 	client *asynq.Client
@@ -72,22 +74,32 @@ type Waiter struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan []byte
-	ps      *redis.PubSub
-	done    chan struct{}
+	ps      *redis.PubSub // nil until the first wait
+	closed  bool
+	done    chan struct{} // closed when dispatch returns
 }
 
 // NewWaiter returns a Waiter on rc whose keys and channels start with
 // keyPrefix (the Handler's must be the same). Close stops it.
 func NewWaiter(rc redis.UniversalClient, keyPrefix string, log *slog.Logger) *Waiter {
-	w := &Waiter{
+	return &Waiter{
 		rc: rc, client: asynq.NewClientFromRedisClient(rc), keys: keys(keyPrefix), log: log,
 		waiting: map[string]chan []byte{}, done: make(chan struct{}),
 	}
-	// PSubscribe returns at once and (re)connects in the background; a
-	// result published before the subscription is live is found by polling.
-	w.ps = rc.PSubscribe(context.Background(), w.keys.channelPattern())
+}
+
+// listen subscribes to the outcomes unless it has already or the Waiter is
+// closed. PSubscribe sends its command at once and (re)connects in the
+// background; a result published before the subscription is live is found
+// by polling.
+func (w *Waiter) listen() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ps != nil || w.closed {
+		return
+	}
+	w.ps = w.rc.PSubscribe(context.Background(), w.keys.channelPattern())
 	go w.dispatch(w.ps.Channel(redis.WithChannelSize(1024)))
-	return w
 }
 
 // dispatch hands each notification to its waiter.
@@ -110,8 +122,14 @@ func (w *Waiter) dispatch(ch <-chan *redis.Message) {
 // Close stops listening for notifications; waits in progress fall back to
 // polling until their deadlines.
 func (w *Waiter) Close() {
-	_ = w.ps.Close()
-	<-w.done
+	w.mu.Lock()
+	ps := w.ps
+	w.closed = true
+	w.mu.Unlock()
+	if ps != nil {
+		_ = ps.Close()
+		<-w.done
+	}
 }
 
 // Job is one job to run and wait for.
@@ -130,6 +148,7 @@ type Job struct {
 // code and message; a deadline that passes is a 504; a Redis that refuses
 // the enqueue is a 502.
 func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
+	w.listen()
 	id := uuid.NewString()
 	ch := make(chan []byte, 1)
 	w.mu.Lock()
@@ -226,9 +245,12 @@ var ErrCanceled = apperr.New(apperr.Conflict, "the job was cancelled by an opera
 // runs with a context ending at the job's deadline, and its outcome is
 // stored and published once, under the same keyPrefix as the Waiter's. A
 // job whose asynq context is cancelled before the deadline publishes
-// ErrCanceled, whatever fn made of its ended context.
+// ErrCanceled, whatever fn made of its ended context. Outcomes of jobs that
+// finish together are sent in one round trip (publisher); mount one
+// Handler on every queue that runs fn rather than one per queue.
 func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.Handler {
 	k := keys(keyPrefix)
+	pub := newPublisher(rc)
 	return asynq.HandlerFunc(func(jobCtx context.Context, t *asynq.Task) error {
 		id, _ := asynq.GetTaskID(jobCtx)
 		deadline, err := headerDeadline(t)
@@ -250,11 +272,13 @@ func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.H
 		switch {
 		case canceled:
 			o = outcome{Error: toWire(ErrCanceled)}
-		case ctx.Err() != nil && runErr == nil:
-			// Finished too late: the caller answered 504; say so to a late poller.
+		case ctx.Err() != nil:
+			// Finished too late, or stopped by the deadline: the caller
+			// answers 504, and so must a waiter that hears this outcome
+			// before its own deadline fires, or a late poller.
 			o = outcome{Error: toWire(apperr.New(apperr.Timeout, "the job did not finish before its deadline"))}
 		}
-		if err := publish(ctx, rc, k, id, o, deadline); err != nil {
+		if err := publish(pub, k, id, o, deadline); err != nil {
 			return err
 		}
 		if canceled {
@@ -296,16 +320,15 @@ return 0
 `)
 
 // publish stores the outcome (once: a second run of the same job finds it
-// stored and publishes nothing) and notifies the waiter.
-func publish(ctx context.Context, rc redis.UniversalClient, k keys, id string, o outcome, deadline time.Time) error {
+// stored and publishes nothing) and notifies the waiter. It runs after the
+// job's context may have ended, bounded by publishTimeout.
+func publish(pub *publisher, k keys, id string, o outcome, deadline time.Time) error {
 	msg, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("jobwait: encode outcome: %w", err)
 	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-	defer cancel()
 	ttl := time.Until(deadline) + resultLinger
-	if err := publishScript.Run(pctx, rc, []string{k.result(id)}, msg, ttl.Milliseconds(), k.channel(id)).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := pub.publish(&pendingOutcome{key: k.result(id), channel: k.channel(id), msg: msg, ttlMS: ttl.Milliseconds()}); err != nil {
 		// The waiter still finds a stored outcome by polling.
 		return fmt.Errorf("jobwait: publish outcome: %w", err)
 	}

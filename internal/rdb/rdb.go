@@ -21,6 +21,13 @@ func Open(ctx context.Context, url string) (*redis.Client, error) {
 		return nil, &config.Error{Var: "REDIS_URL", Reason: err.Error()}
 	}
 	opts.PoolSize = 64
+	// RESP2 unless the URL asks (?protocol=3): appruntime uses no RESP3
+	// feature (client-side caching, push notifications), and under RESP3
+	// go-redis looks for pending push frames around every command, about 6%
+	// of a worker's CPU per /run job.
+	if opts.Protocol == 0 {
+		opts.Protocol = 2
+	}
 	client := redis.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

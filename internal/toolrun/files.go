@@ -30,7 +30,7 @@ type AgentFiles struct {
 // Current implements csvlookup.Files.
 // A new upload of the name is seen within rowTTL.
 func (a *AgentFiles) Current(ctx context.Context, t *models.ConfiguredTool, name string) (csvlookup.FileRef, error) {
-	return a.current.get(t.WorkspaceID+"/"+t.AgentID+"/"+name, func() (csvlookup.FileRef, error) {
+	return a.current.get(ctx, t.WorkspaceID+"/"+t.AgentID+"/"+name, func(ctx context.Context) (csvlookup.FileRef, error) {
 		return a.newest(ctx, t, name)
 	})
 }

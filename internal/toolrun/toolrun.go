@@ -84,11 +84,13 @@ func (r *Runner) Run(ctx context.Context, runID string, a jobs.RunTool) (json.Ra
 // resolve builds the executor's call: everything that needs the platform
 // database or the session's scope.
 func (r *Runner) resolve(ctx context.Context, a jobs.RunTool) (tool.Call, error) {
-	db := r.Store.DB.WithContext(ctx)
+	// Rows usually come from the caches: the session is made only to load,
+	// with the load's own context (ttlCache).
+	db := func(ctx context.Context) *gorm.DB { return r.Store.DB.WithContext(ctx) }
 	call := tool.Call{BaseTool: a.BaseTool, Input: a.Input}
-	agent, err := r.agents.get(a.WorkspaceID+"/"+a.AgentID, func() (models.Agent, error) {
+	agent, err := r.agents.get(ctx, a.WorkspaceID+"/"+a.AgentID, func(ctx context.Context) (models.Agent, error) {
 		var row models.Agent
-		err := db.Where("id = ? AND workspace_id = ?", a.AgentID, a.WorkspaceID).Take(&row).Error
+		err := db(ctx).Where("id = ? AND workspace_id = ?", a.AgentID, a.WorkspaceID).Take(&row).Error
 		return row, notFound(err, "the session's agent")
 	})
 	if err != nil {
@@ -96,9 +98,9 @@ func (r *Runner) resolve(ctx context.Context, a jobs.RunTool) (tool.Call, error)
 	}
 	call.Agent = agent
 	if a.ConfiguredToolID != "" {
-		t, err := r.tools.get(a.WorkspaceID+"/"+a.AgentID+"/"+a.ConfiguredToolID, func() (models.ConfiguredTool, error) {
+		t, err := r.tools.get(ctx, a.WorkspaceID+"/"+a.AgentID+"/"+a.ConfiguredToolID, func(ctx context.Context) (models.ConfiguredTool, error) {
 			var row models.ConfiguredTool
-			err := db.Where("id = ? AND agent_id = ? AND workspace_id = ?", a.ConfiguredToolID, a.AgentID, a.WorkspaceID).Take(&row).Error
+			err := db(ctx).Where("id = ? AND agent_id = ? AND workspace_id = ?", a.ConfiguredToolID, a.AgentID, a.WorkspaceID).Take(&row).Error
 			return row, notFound(err, "the configured tool")
 		})
 		if err != nil {
@@ -106,9 +108,9 @@ func (r *Runner) resolve(ctx context.Context, a jobs.RunTool) (tool.Call, error)
 		}
 		call.Tool = &t
 		if id := integrationID(t); id != "" {
-			in, err := r.integrations.get(a.WorkspaceID+"/"+id, func() (models.Integration, error) {
+			in, err := r.integrations.get(ctx, a.WorkspaceID+"/"+id, func(ctx context.Context) (models.Integration, error) {
 				var row models.Integration
-				err := db.Where("id = ? AND workspace_id = ?", id, a.WorkspaceID).Take(&row).Error
+				err := db(ctx).Where("id = ? AND workspace_id = ?", id, a.WorkspaceID).Take(&row).Error
 				if errors.Is(err, gorm.ErrRecordNotFound) {
 					return row, apperr.Forbiddenf("configured tool %q names an integration outside this workspace", t.DisplayName)
 				}
