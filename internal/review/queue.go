@@ -143,8 +143,9 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 	// Postgres keeps microseconds: the expiry job matches this value exactly.
 	expires := now.Add(q.claimFor).Truncate(time.Microsecond)
 	// The hot path of the queue runs its statement on the pool itself: gorm's
-	// Scan would render the statement with its arguments for a log it
-	// discards, a third of the claim's CPU.
+	// Scan renders the statement with its arguments for a log it discards
+	// (regular expressions) and scans by reflection, two fifths of the api's
+	// CPU in Next under the bench.
 	claim := &ReviewClaim{ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires}
 	var awaitID, stepID sql.NullString
 	err := q.pool().QueryRowContext(ctx, q.claimSQL, userID, expires, workspaceID, now).
