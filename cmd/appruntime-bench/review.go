@@ -179,14 +179,10 @@ func apiClaim(addr string, fx reviewFixture) func(ctx context.Context, w int) (t
 }
 
 // rawClaimSQL is the queue's claim as one statement through pgx: the
-// baseline without HTTP, auth, gorm or the assigned-to-me pass.
-const rawClaimSQL = `UPDATE tasks SET claimed_by = $2, claim_expires_at = now() + interval '20 minutes', assigned_to = $2
-WHERE id = (SELECT t.id FROM tasks t
-  WHERE t.workspace_id = $1 AND t.status = 'waiting_for_input'
-    AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= now())
-    AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')
-  ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
-RETURNING id`
+// baseline without HTTP, auth or the assigned-to-me pass (the API's claim
+// runs both passes in its one statement).
+var rawClaimSQL = "UPDATE tasks SET claimed_by = $2, claim_expires_at = now() + interval '20 minutes', assigned_to = $2\nWHERE id = (" +
+	fmt.Sprintf(claimCandidateSQL, "") + ")\nRETURNING id"
 
 func rawClaim(pool *pgxpool.Pool, fx reviewFixture) func(ctx context.Context, w int) (time.Duration, error) {
 	return func(ctx context.Context, w int) (time.Duration, error) {
@@ -202,23 +198,40 @@ func rawClaim(pool *pgxpool.Pool, fx reviewFixture) func(ctx context.Context, w 
 	}
 }
 
-// explainClaim prints the plan of the queue's candidate query.
-func explainClaim(ctx context.Context, pool *pgxpool.Pool, fx reviewFixture) error {
-	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT t.id FROM tasks t
+// claimCandidateSQL is the queue's candidate query (review.Queue's claim
+// without its update); claimPasses are its two passes: the tasks assigned
+// to the reviewer ($2), then everyone's.
+const claimCandidateSQL = `SELECT t.id FROM tasks t
 WHERE t.workspace_id = $1 AND t.status = 'waiting_for_input'
   AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= now())
-  AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')
-ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED`, fx.workspaceID)
-	if err != nil {
-		return err
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	fmt.Println("\nreview/next candidate query plan:")
-	for _, l := range lines {
-		fmt.Println("  " + l)
+  AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')%s
+ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED`
+
+var claimPasses = []struct{ name, filter string }{
+	{"assigned-to-me pass", "\n  AND t.assigned_to = $2"},
+	{"queue pass", ""},
+}
+
+// explainClaim prints the plans of the queue's candidate queries, as a
+// reviewer claiming runs them.
+func explainClaim(ctx context.Context, pool *pgxpool.Pool, fx reviewFixture) error {
+	for _, pass := range claimPasses {
+		args := []any{fx.workspaceID}
+		if pass.filter != "" {
+			args = append(args, fx.userIDs[0])
+		}
+		rows, err := pool.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+fmt.Sprintf(claimCandidateSQL, pass.filter), args...)
+		if err != nil {
+			return err
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		fmt.Printf("\nreview/next candidate query plan, %s:\n", pass.name)
+		for _, l := range lines {
+			fmt.Println("  " + l)
+		}
 	}
 	return nil
 }
