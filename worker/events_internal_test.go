@@ -71,3 +71,20 @@ func TestJobLoggingPutsKindAndRequestIDOnEveryLine(t *testing.T) {
 		require.Equal(t, "req-from-api-1", rec[logging.RequestID], line)
 	}
 }
+
+func TestSplitConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		concurrency, servers int
+		want                 []int
+	}{
+		{10, 4, []int{3, 3, 2, 2}},
+		{16, 4, []int{4, 4, 4, 4}},
+		{3, 4, []int{1, 1, 1}}, // never a server without a job slot
+		{5, 1, []int{5}},
+		{5, 0, []int{5}}, // unnamed: one server
+		{0, 4, []int{0}}, // asynq's own default, on one server
+	} {
+		require.Equal(t, c.want, splitConcurrency(c.concurrency, c.servers), "%d among %d", c.concurrency, c.servers)
+	}
+}

@@ -42,13 +42,7 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 		CreatedAt: sentAt, SentAt: &sentAt}
 	require.NoError(t, st.DB.Create(&old).Error)
 
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- worker.New(p.WorkerServices()).Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-done)
-	})
+	runWorker(t, p)
 	require.Eventually(t, func() bool {
 		var unknown, intents, outboxRows int64
 		st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentActionUnknown).Count(&unknown)
@@ -56,6 +50,18 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 		st.DB.Model(&models.Outbox{}).Count(&outboxRows)
 		return unknown == 1 && intents == 0 && outboxRows == 0
 	}, 20*time.Second, 50*time.Millisecond)
+}
+
+// runWorker runs p's worker until the test ends.
+func runWorker(t *testing.T, p *platform.Platform) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.New(p.WorkerServices()).Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done)
+	})
 }
 
 // newPlatform builds a platform on a schema and Redis prefix of the test's

@@ -36,6 +36,9 @@ type Services struct {
 	// QueueConcurrency is the concurrency per queue class
 	// (Config.QueueConcurrency).
 	QueueConcurrency map[string]int
+	// QueueServers is how many asynq servers share a queue class's
+	// concurrency (Config.QueueServers; 1 when unnamed).
+	QueueServers map[string]int
 	// WorkerQueues are the queue classes served; empty serves all
 	// (Config.WorkerQueues, `appruntime worker --queues`).
 	WorkerQueues []string
@@ -120,23 +123,28 @@ func (w *Worker) Run(ctx context.Context) error {
 		if concurrency == 0 {
 			concurrency = w.Concurrency
 		}
-		srv := asynq.NewServerFromRedisClient(w.Redis, asynq.Config{
-			Concurrency:       concurrency,
-			TaskCheckInterval: w.TaskCheckInterval,
-			Queues:            map[string]int{q: 1},
-			ShutdownTimeout:   w.ShutdownTimeout,
-			RetryDelayFunc:    retryDelay,
-			Logger:            logger,
-			LogLevel:          asynq.WarnLevel,
-			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
-				w.Log.WarnContext(jobContext(ctx, t), "job failed", "error", err.Error())
-			}),
-		})
-		if err := srv.Start(mux); err != nil {
-			w.shutdown()
-			return fmt.Errorf("worker: start %s server: %w", q, err)
+		// An asynq server dequeues one job per Redis round trip, one after
+		// another: several servers share a busy class's concurrency so its
+		// pickups do not queue behind each other.
+		for _, share := range splitConcurrency(concurrency, w.QueueServers[class]) {
+			srv := asynq.NewServerFromRedisClient(w.Redis, asynq.Config{
+				Concurrency:       share,
+				TaskCheckInterval: w.TaskCheckInterval,
+				Queues:            map[string]int{q: 1},
+				ShutdownTimeout:   w.ShutdownTimeout,
+				RetryDelayFunc:    retryDelay,
+				Logger:            logger,
+				LogLevel:          asynq.WarnLevel,
+				ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+					w.Log.WarnContext(jobContext(ctx, t), "job failed", "error", err.Error())
+				}),
+			})
+			if err := srv.Start(mux); err != nil {
+				w.shutdown()
+				return fmt.Errorf("worker: start %s server: %w", q, err)
+			}
+			w.servers = append(w.servers, srv)
 		}
-		w.servers = append(w.servers, srv)
 	}
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -144,7 +152,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(loopCtx) }()
 	}
-	w.Log.Info("worker started", "queues", len(w.servers))
+	w.Log.Info("worker started", "servers", len(w.servers))
 	<-ctx.Done()
 	// Stop taking jobs everywhere first, then wait for running ones.
 	for _, srv := range w.servers {
@@ -155,6 +163,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	wg.Wait()
 	w.Log.Info("worker stopped")
 	return nil
+}
+
+// splitConcurrency shares concurrency among at most servers servers (at
+// least one), each running at least one job: 10 among 4 is 3, 3, 2, 2.
+func splitConcurrency(concurrency, servers int) []int {
+	n := max(1, min(servers, concurrency))
+	shares := make([]int, n)
+	for i := range shares {
+		shares[i] = concurrency / n
+		if i < concurrency%n {
+			shares[i]++
+		}
+	}
+	return shares
 }
 
 func (w *Worker) shutdown() {

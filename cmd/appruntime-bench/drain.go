@@ -123,8 +123,9 @@ func drainPhase(ctx context.Context, o runOptions, redisURL string, rc *redis.Cl
 		}
 	}
 
-	fmt.Printf("\ndrains of %d jobs per side in %d alternating rounds (%d workers and a %s task check interval each);\n"+
-		"jobs/s and CPU/job (of the serving process) are the median of the rounds\n", n, o.rounds, o.workers, o.checkInterval)
+	fmt.Printf("\ndrains of %d jobs per side in %d alternating rounds (%d workers and a %s task check interval each;\n"+
+		"the worker shares its %d among %d asynq servers, WORKER_SERVERS_LOOKUP; each raw side is one asynq server);\n"+
+		"jobs/s and CPU/job (of the serving process) are the median of the rounds\n", n, o.rounds, o.workers, o.checkInterval, o.workers, o.servers)
 	fmt.Printf("%-28s %9s %9s %10s   %s\n", "server", "jobs/s", "drain", "CPU/job", "ratio to the no-op drain per round")
 	var ratios []float64
 	for _, s := range sides {

@@ -123,6 +123,7 @@ func run(args []string) error {
 	fs.IntVar(&o.run.jobs, "run-jobs", 10000, "the fewest jobs per drain of the /run phase (more when the fastest drain would last under 2s)")
 	fs.StringVar(&o.workerDebug, "worker-debug-addr", "", "serve the worker process's pprof on this loopback address (DEBUG_ADDR)")
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
+	fs.IntVar(&o.run.servers, "worker-servers", 4, "asynq servers the worker shares its lookup concurrency among (WORKER_SERVERS_LOOKUP)")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
 	fs.IntVar(&o.reviewTasks, "review-tasks", 100000, "parked tasks of the review queue phase (0 skips it)")
 	fs.IntVar(&o.reviewers, "reviewers", 16, "concurrent reviewers of the review queue phase")
@@ -175,6 +176,7 @@ func run(args []string) error {
 	api := command(ctx, o.appruntime, env, "api")
 	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL)
 	worker := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
+		"WORKER_SERVERS_LOOKUP="+strconv.Itoa(o.run.servers),
 		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
 	for _, p := range []*exec.Cmd{api, base, worker} {
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr

@@ -30,7 +30,8 @@ type runOptions struct {
 	trips         int           // sequential round trips per side
 	jobs          int           // the fewest jobs per drain
 	rounds        int           // alternating drain rounds
-	workers       int           // concurrency of the worker's lookup server and of the raw server
+	workers       int           // concurrency of the worker's lookup queue and of the raw server
+	servers       int           // asynq servers the worker shares it among (WORKER_SERVERS_LOOKUP)
 	checkInterval time.Duration // asynq task check interval of both
 }
 

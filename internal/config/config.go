@@ -77,6 +77,13 @@ type Config struct {
 	// (WORKER_CONCURRENCY_LOOKUP, _EXTRACT, _SCRIPT, _EVENTS; each defaults
 	// to WORKER_CONCURRENCY), so slow work never takes fast work's slots.
 	QueueConcurrency map[string]int
+	// QueueServers is how many asynq servers of a worker process share a
+	// queue class's concurrency (WORKER_SERVERS_LOOKUP, _EXTRACT, _SCRIPT,
+	// _EVENTS; lookup 4, the others 1). An asynq server takes one job per
+	// Redis round trip, one after another, so under a burst of short jobs
+	// one server's pickups queue behind each other; every server also
+	// polls Redis while idle.
+	QueueServers map[string]int
 	// WorkerQueues are the queue classes this worker serves (WORKER_QUEUES
 	// or `appruntime worker --queues lookup,script`); empty serves all.
 	WorkerQueues []string
@@ -153,6 +160,11 @@ const (
 
 // QueueClasses are the worker's queue classes (jobs.Queues' fields).
 var QueueClasses = []string{"lookup", "extract", "script", "events"}
+
+// defaultQueueServers are WORKER_SERVERS_<CLASS>'s defaults: only the
+// lookup class, whose jobs are short and waited for, splits its concurrency
+// across servers (any class not named here: 1).
+var defaultQueueServers = map[string]int{"lookup": 4, "extract": 1, "script": 1, "events": 1}
 
 // DefaultTaskCheckInterval is WORKER_TASK_CHECK_INTERVAL's default: a
 // waiting /run's job is picked up within it (asynq's own default is 1 s).
@@ -292,6 +304,10 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	c.QueueConcurrency = map[string]int{}
 	for _, q := range QueueClasses {
 		c.QueueConcurrency[q] = r.int("WORKER_CONCURRENCY_"+strings.ToUpper(q), c.WorkerConcurrency, 1, 1000)
+	}
+	c.QueueServers = map[string]int{}
+	for _, q := range QueueClasses {
+		c.QueueServers[q] = r.int("WORKER_SERVERS_"+strings.ToUpper(q), defaultQueueServers[q], 1, 64)
 	}
 	c.WorkerQueues = r.queueList("WORKER_QUEUES")
 	c.OperatorUserIDs = r.idList("OPERATOR_USER_IDS")

@@ -243,6 +243,23 @@ func TestRequiredVariablesPerRole(t *testing.T) {
 	require.Empty(t, c.RedisURL)
 }
 
+func TestQueueServers(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleWorker, env(validAPI()))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"lookup": 4, "extract": 1, "script": 1, "events": 1}, c.QueueServers)
+	e := validAPI()
+	e["WORKER_SERVERS_EVENTS"] = "2"
+	c, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, 2, c.QueueServers["events"])
+	for _, bad := range []string{"0", "65", "x"} {
+		e["WORKER_SERVERS_EVENTS"] = bad
+		_, err = config.Load(config.RoleWorker, env(e))
+		require.ErrorContains(t, err, "WORKER_SERVERS_EVENTS", bad)
+	}
+}
+
 func TestToolSettings(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(config.RoleAPI, env(validAPI()))

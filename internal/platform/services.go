@@ -58,7 +58,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls, Metrics: p.Metrics,
-		QueueConcurrency: p.Config.QueueConcurrency, WorkerQueues: p.Config.WorkerQueues,
+		QueueConcurrency: p.Config.QueueConcurrency, QueueServers: p.Config.QueueServers, WorkerQueues: p.Config.WorkerQueues,
 		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns, Seed: p.seedProducer,
 		Parked: p.Parked, Queue: p.Queue,
 	}
