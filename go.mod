@@ -98,3 +98,5 @@ require (
 )
 
 tool honnef.co/go/tools/cmd/staticcheck
+
+replace github.com/chromedp/chromedp => ./third_party/chromedp
