@@ -279,7 +279,7 @@ func (j *Journal) Close() {
 
 // settleLinger is how long the settle writer lets queued completions that
 // nobody waits for (a /write's, CompleteLater) gather before it writes
-// them: a statement and a commit cost the platform database about as much
+// them, when more than one was queued already: a statement and a commit cost the platform database about as much
 // as the rows they carry, so a busy api writes a few large batches rather
 // than one small batch per round trip. The /write was answered already;
 // its feed row comes this much later. Anything a caller waits for (a drop,
@@ -309,7 +309,10 @@ func (j *Journal) work(queue chan journalItem, w *writer) {
 				break drain
 			}
 		}
-		if !waited && open && len(batch) < journalBatch {
+		// Only a busy api lingers: a lone completion (the batch found
+		// nothing else queued) is written at once, so a quiet api's feed
+		// row follows its /write's answer as closely as before.
+		if !waited && open && len(batch) > 1 && len(batch) < journalBatch {
 			linger.Reset(settleLinger)
 		gather:
 			for len(batch) < journalBatch {
