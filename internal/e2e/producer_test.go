@@ -1,13 +1,8 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net"
-	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,13 +157,13 @@ func TestProducerSeedsRowsTheBundleReads(t *testing.T) {
 //     committed and seeds nothing again.
 func TestProducerRetriedSeedsOnce(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []proxyFault{refuseFirstConnection, loseFirstCommitAnswer} {
+	for _, mode := range []testkit.PGFault{testkit.RefuseFirstConnection, testkit.LoseFirstCommitAnswer} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
 			rs := newRunStack(t)
 			db := rs.Store.DB
-			proxy := newFlakyProxy(t, mode)
-			p := newProducers(t, rs, proxy.rewrite)
+			proxy := testkit.NewPGProxy(t, mode)
+			p := newProducers(t, rs, proxy.Rewrite)
 			app := p.newApp(t, "def main(input):\n    return {'writes': [{'op': 'add_line', 'row': {'id': i, 'label': 'line %d' % i}} for i in range(1, 4)]}\n")
 			taskID := p.newTask(t)
 			step := rs.must(t, 201, "POST", "/api/agent/tasks/"+taskID+"/steps", rs.tenant.AgentToken, map[string]any{"configured_tool_id": app})
@@ -177,7 +172,7 @@ func TestProducerRetriedSeedsOnce(t *testing.T) {
 			// asynq's first retry waits 15 to 45 s.
 			settled := p.waitStep(t, taskID, stepID, 120*time.Second)
 			require.Equal(t, models.StepCompleted, settled["status"], "%v", settled["error"])
-			require.EqualValues(t, 1, proxy.failed.Load(), "the first attempt failed")
+			require.Equal(t, 1, proxy.Failed(), "the first attempt failed")
 			completed, err := asynq.NewInspectorFromRedisClient(rs.Redis.Client).ListCompletedTasks(rs.Redis.Queues.Script)
 			require.NoError(t, err)
 			require.Len(t, completed, 1)
@@ -197,91 +192,5 @@ func TestProducerRetriedSeedsOnce(t *testing.T) {
 			require.EqualValues(t, 0, count(&models.UsageRecord{}, "task_id = ?", taskID), "python bills nothing, once")
 			require.EqualValues(t, 0, count(&models.ProducerSeed{}, "step_id = ?", stepID), "the settled step's journal is gone")
 		})
-	}
-}
-
-// proxyFault is how a flakyProxy fails, once.
-type proxyFault string
-
-const (
-	refuseFirstConnection proxyFault = "connection refused once"
-	loseFirstCommitAnswer proxyFault = "commit answer lost once"
-)
-
-// flakyProxy forwards TCP connections to a Postgres server and fails once
-// as its fault says.
-type flakyProxy struct {
-	addr   string
-	target atomic.Pointer[string] // set by rewrite, read by each connection
-	fault  proxyFault
-	failed atomic.Int32
-	conns  atomic.Int32
-}
-
-func newFlakyProxy(t *testing.T, fault proxyFault) *flakyProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	p := &flakyProxy{addr: ln.Addr().String(), fault: fault}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c)
-		}
-	}()
-	return p
-}
-
-// rewrite points dsn at the proxy and the proxy at dsn's server.
-func (p *flakyProxy) rewrite(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		panic(err)
-	}
-	target := u.Host
-	p.target.Store(&target)
-	u.Host = p.addr
-	return u.String()
-}
-
-func (p *flakyProxy) serve(client net.Conn) {
-	defer client.Close()
-	if p.conns.Add(1) == 1 && p.fault == refuseFirstConnection {
-		p.failed.Add(1)
-		return
-	}
-	target := p.target.Load()
-	if target == nil {
-		return
-	}
-	server, err := net.Dial("tcp", *target)
-	if err != nil {
-		return
-	}
-	defer server.Close()
-	go func() { _, _ = io.Copy(client, server); client.Close() }()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := client.Read(buf)
-		if err != nil {
-			return
-		}
-		chunk := buf[:n]
-		// pgx commits with the simple query "commit" (message Q, length
-		// 11). The client's side is closed before the server may answer,
-		// and the COMMIT passed on: it commits, unanswered.
-		if p.fault == loseFirstCommitAnswer && bytes.Contains(chunk, []byte("Q\x00\x00\x00\x0bcommit\x00")) && p.failed.CompareAndSwap(0, 1) {
-			client.Close()
-			_, _ = server.Write(chunk)
-			time.Sleep(500 * time.Millisecond)
-			return
-		}
-		if _, err := server.Write(chunk); err != nil {
-			return
-		}
 	}
 }
