@@ -50,8 +50,6 @@ type TokenCache struct {
 	mu      sync.Mutex
 	entries map[string]tokenEntry // by token hash
 	revoked map[string]time.Time  // token id → refused until
-
-	stopListening func()
 }
 
 // tokenEntry is one verified token and when it was read.
@@ -87,20 +85,15 @@ func NewTokenCache(o TokenCacheOptions) (*TokenCache, error) {
 		return c, nil
 	}
 	c.broadcast = rdb.NewBroadcast(o.Redis, o.KeyPrefix, "token:revoked", c.log)
-	stop, err := c.broadcast.Listen(c.applyAnnouncement, c.evictAll, tokenSubscribeTimeout)
-	if err != nil {
+	if err := c.broadcast.Listen(c.applyAnnouncement, c.evictAll, tokenSubscribeTimeout); err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	c.stopListening = stop
 	return c, nil
 }
 
 // Close stops listening for revocations.
 func (c *TokenCache) Close() {
-	if c.stopListening != nil {
-		c.stopListening()
-		c.stopListening = nil
-	}
+	c.broadcast.Close()
 }
 
 // Verify returns the principal of a bearer token of scope, as auth.Verify

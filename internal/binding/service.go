@@ -61,8 +61,6 @@ type Service struct {
 	// so it does not cache what it read, and no later call joins it.
 	evictions uint64
 	loads     singleflight.Group
-
-	stopListening func()
 }
 
 // NewService builds the service and, when it has Redis, listens on the
@@ -81,20 +79,15 @@ func NewService(ctx context.Context, o ServiceOptions) (*Service, error) {
 		return s, nil
 	}
 	s.broadcast = rdb.NewBroadcast(o.Redis, o.KeyPrefix, "binding:saved", s.log)
-	stop, err := s.broadcast.Listen(s.evict, s.evictAll, subscribeTimeout)
-	if err != nil {
+	if err := s.broadcast.Listen(s.evict, s.evictAll, subscribeTimeout); err != nil {
 		return nil, fmt.Errorf("binding: %w", err)
 	}
-	s.stopListening = stop
 	return s, nil
 }
 
 // Close stops listening for saves.
 func (s *Service) Close() {
-	if s.stopListening != nil {
-		s.stopListening()
-		s.stopListening = nil
-	}
+	s.broadcast.Close()
 }
 
 // Patch is a partial update; a nil field keeps the saved value.

@@ -27,6 +27,7 @@ type Broadcast struct {
 	channel string
 	acks    string // prefix of the per-message acknowledgement lists
 	log     *slog.Logger
+	stop    func() // ends the listener Listen started; nil without one
 }
 
 // ackTTL bounds how long an acknowledgement list outlives its publisher.
@@ -42,8 +43,9 @@ func NewBroadcast(client *redis.Client, keyPrefix, name string, log *slog.Logger
 // after every reconnection, because messages published while a subscriber was
 // disconnected are lost: resync must rebuild the local state from the source
 // of truth. Listen returns when the first subscription is confirmed and its
-// resync has run (or with an error after timeout). stop ends the listener.
-func (b *Broadcast) Listen(apply func(payload string), resync func(context.Context) error, timeout time.Duration) (stop func(), err error) {
+// resync has run (or with an error after timeout); Close ends the listener.
+// A Broadcast listens once.
+func (b *Broadcast) Listen(apply func(payload string), resync func(context.Context) error, timeout time.Duration) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := b.client.Subscribe(ctx, b.channel)
 	msgs := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
@@ -82,7 +84,7 @@ func (b *Broadcast) Listen(apply func(payload string), resync func(context.Conte
 			}
 		}
 	}()
-	stop = func() {
+	stop := func() {
 		cancel()
 		_ = ps.Close()
 		wg.Wait()
@@ -91,13 +93,24 @@ func (b *Broadcast) Listen(apply func(payload string), resync func(context.Conte
 	case err := <-first:
 		if err != nil {
 			stop()
-			return nil, err
+			return err
 		}
-		return stop, nil
+		b.stop = stop
+		return nil
 	case <-time.After(timeout):
 		stop()
-		return nil, fmt.Errorf("broadcast: no subscription to %s within %s", b.channel, timeout)
+		return fmt.Errorf("broadcast: no subscription to %s within %s", b.channel, timeout)
 	}
+}
+
+// Close ends the listener, if any; a nil Broadcast (no Redis) has none.
+// Calling it again does nothing.
+func (b *Broadcast) Close() {
+	if b == nil || b.stop == nil {
+		return
+	}
+	b.stop()
+	b.stop = nil
 }
 
 // Publish sends payload to every subscriber and waits up to wait for all of

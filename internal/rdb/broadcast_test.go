@@ -26,14 +26,14 @@ func TestPublishReturnsOnlyAfterEverySubscriberApplied(t *testing.T) {
 	resyncs := atomic.Int32{}
 	for i := range replicas {
 		b := rdb.NewBroadcast(rd.Client, rd.Prefix, "test", log)
-		stop, err := b.Listen(func(p string) {
+		err := b.Listen(func(p string) {
 			time.Sleep(20 * time.Millisecond) // a slow subscriber still holds the publisher
 			mu.Lock()
 			seen[i] = append(seen[i], p)
 			mu.Unlock()
 		}, func(context.Context) error { resyncs.Add(1); return nil }, 5*time.Second)
 		require.NoError(t, err)
-		t.Cleanup(stop)
+		t.Cleanup(b.Close)
 	}
 	require.Equal(t, int32(replicas), resyncs.Load(), "each subscription resyncs once it is live")
 
@@ -55,9 +55,8 @@ func TestPublishDoesNotWaitForeverForAStuckSubscriber(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	release := make(chan struct{})
 	b := rdb.NewBroadcast(rd.Client, rd.Prefix, "stuck", log)
-	stop, err := b.Listen(func(string) { <-release }, func(context.Context) error { return nil }, 5*time.Second)
-	require.NoError(t, err)
-	t.Cleanup(func() { close(release); stop() })
+	require.NoError(t, b.Listen(func(string) { <-release }, func(context.Context) error { return nil }, 5*time.Second))
+	t.Cleanup(func() { close(release); b.Close() })
 
 	start := time.Now()
 	require.NoError(t, b.Publish(context.Background(), "x", 200*time.Millisecond))

@@ -65,8 +65,6 @@ type Issuer struct {
 	verified  sync.Map // token string → Claims
 	cached    atomic.Int64
 	revokeOps atomic.Int64
-
-	stopListening func()
 }
 
 // IssuerOptions are what an Issuer is built from.
@@ -122,11 +120,9 @@ func NewIssuer(o IssuerOptions) (*Issuer, error) {
 		i.ttl = TTL
 	}
 	i.parser = jwt.NewParser(append(parserOptions(o.Issuer), jwt.WithTimeFunc(func() time.Time { return i.now() }))...)
-	stop, err := i.broadcast.Listen(i.applyRevocation, i.resyncRevocations, subscribeTimeout)
-	if err != nil {
+	if err := i.broadcast.Listen(i.applyRevocation, i.resyncRevocations, subscribeTimeout); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	i.stopListening = stop
 	return i, nil
 }
 
@@ -148,10 +144,7 @@ func parserOptions(issuer string) []jwt.ParserOption {
 
 // Close stops listening for revocations.
 func (i *Issuer) Close() {
-	if i.stopListening != nil {
-		i.stopListening()
-		i.stopListening = nil
-	}
+	i.broadcast.Close()
 }
 
 // tokenClaims is the JWT payload: the registered claims (jti is the session
