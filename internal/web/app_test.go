@@ -109,20 +109,27 @@ func TestRequestIDOnResponseAndEveryLogLine(t *testing.T) {
 	require.Regexp(t, `^[0-9a-f]{12}-[0-9]+$`, h.Get("X-Request-Id"), "an unsafe id is replaced by a generated one")
 }
 
-func TestBodyOverTheLimitIs413OnARealServer(t *testing.T) {
-	t.Parallel()
-	app := newApp(t, &bytes.Buffer{})
+// serve runs app with web.Serve on a loopback port until the test ends and
+// returns its address.
+func serve(t *testing.T, app *fiber.App) string {
+	t.Helper()
 	ln, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- web.Serve(ctx, app, ln, time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
+	return ln.Addr().String()
+}
+
+func TestBodyOverTheLimitIs413OnARealServer(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, newApp(t, &bytes.Buffer{}))
 
 	// A raw connection: the server answers 413 and closes while the client is
 	// still sending, which net/http's client reports as a write error.
 	for _, chunked := range []bool{false, true} {
-		conn, err := net.Dial("tcp", ln.Addr().String())
+		conn, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		header := fmt.Sprintf("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", web.MaxUploadBytes+1)
 		if chunked {
@@ -203,14 +210,9 @@ func TestARequestContextKeepsItsIDAfterTheRequest(t *testing.T) {
 		contexts <- c.UserContext()
 		return c.SendString("ok")
 	})
-	ln, err := web.Listen("127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- web.Serve(ctx, app, ln, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := serve(t, app)
 
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	replies := bufio.NewReader(conn)
@@ -294,13 +296,7 @@ func TestShutdownEndsTheContextOfRequestsStillRunningAfterTheDrain(t *testing.T)
 // a close with the client's bytes unread would send).
 func TestAnAnswerGivenBeforeTheBodyReachesAnHTTPClient(t *testing.T) {
 	t.Parallel()
-	app := newApp(t, &bytes.Buffer{})
-	ln, err := web.Listen("127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- web.Serve(ctx, app, ln, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := serve(t, newApp(t, &bytes.Buffer{}))
 
 	body := bytes.Repeat([]byte("x"), 2<<20)
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -310,7 +306,7 @@ func TestAnAnswerGivenBeforeTheBodyReachesAnHTTPClient(t *testing.T) {
 			if chunked {
 				r = io.MultiReader(r) // no length known: sent chunked
 			}
-			res, err := client.Post("http://"+ln.Addr().String()+"/echo", "application/octet-stream", r)
+			res, err := client.Post("http://"+addr+"/echo", "application/octet-stream", r)
 			require.NoError(t, err, "attempt %d, chunked=%v", i, chunked)
 			_, _ = io.Copy(io.Discard, res.Body)
 			res.Body.Close()
