@@ -168,9 +168,12 @@ func TestGetTranslationConcurrentMisses(t *testing.T) {
 	require.Equal(t, 1, f.engine.count(), "one engine request for %d concurrent misses", callers)
 }
 
+// It runs on a schema of its own, not testkit.Tx: the first call's deadline
+// may cancel a statement in flight, which ends the connection it ran on, and
+// with it a test transaction.
 func TestGetTranslationTakesOverAStaleClaim(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, testkit.Tx(t))
+	f := newFixture(t, testkit.Schema(t))
 	pdf := f.upload(t, f.task, "invoice.pdf", documenttest.PDF(pages(1)...))
 	claim := models.Translation{ID: models.NewID(), FileID: pdf.ID, Page: 1, TargetLanguage: "de", Granularity: "page", CreatedAt: f.now}
 	require.NoError(t, f.st.DB.Create(&claim).Error)
