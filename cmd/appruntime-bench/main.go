@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	_ "net/http/pprof" // the baseline's -debug-addr
 	"os"
 	"os/exec"
 	"os/signal"
@@ -102,6 +103,7 @@ type options struct {
 	reviewTasks int // parked tasks of the review queue phase; 0 skips it
 	reviewers   int
 	workerDebug string // DEBUG_ADDR of the worker process (pprof); empty: none
+	baseDebug   string // pprof address of the baseline process; empty: none
 }
 
 func run(args []string) error {
@@ -122,6 +124,7 @@ func run(args []string) error {
 	fs.IntVar(&o.run.trips, "run-trips", 1000, "sequential /run and raw round trips each (0 skips the /run phase)")
 	fs.IntVar(&o.run.jobs, "run-jobs", 10000, "the fewest jobs per drain of the /run phase (more when the fastest drain would last under 2s)")
 	fs.StringVar(&o.workerDebug, "worker-debug-addr", "", "serve the worker process's pprof on this loopback address (DEBUG_ADDR)")
+	fs.StringVar(&o.baseDebug, "baseline-debug-addr", "", "serve the baseline process's pprof on this loopback address, to compare its profile with the api's (DEBUG_ADDR)")
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
 	fs.IntVar(&o.run.servers, "worker-servers", 4, "asynq servers the worker shares its lookup concurrency among (WORKER_SERVERS_LOOKUP)")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
@@ -174,7 +177,7 @@ func run(args []string) error {
 	}
 
 	api := command(ctx, o.appruntime, env, "api")
-	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL)
+	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL, "-debug-addr", o.baseDebug)
 	worker := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
 		"WORKER_SERVERS_LOOKUP="+strconv.Itoa(o.run.servers),
 		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
@@ -883,8 +886,13 @@ func runBaseline(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
 	dsn := fs.String("dsn", "", "Postgres DSN of the bench table")
 	upstream := fs.String("upstream", "", "base URL of the lookup upstream")
+	debugAddr := fs.String("debug-addr", "", "serve pprof on this address; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *debugAddr != "" {
+		// The default mux holds net/http/pprof's handlers.
+		go func() { _ = http.ListenAndServe(*debugAddr, nil) }()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

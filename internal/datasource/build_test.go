@@ -26,14 +26,21 @@ func TestBuiltSQL(t *testing.T) {
 	}
 	st, args, err := postgresDialect.buildSelect(q, 20)
 	require.NoError(t, err)
-	require.Equal(t, `SELECT "id", "we""ird" FROM "sales"."invoices" WHERE "amount" >= $1 AND "note" IS NULL AND "status" = $2 AND "status" = ANY($3) AND "vendor" ILIKE $4 ORDER BY "amount" DESC, "id" ASC LIMIT $5 OFFSET $6`, st.sql)
-	require.Equal(t, []any{"10", "open", []any{"open", "held"}, "%acme%", 21, 40}, args, "Postgres gets numbers as text")
-	require.Equal(t, []string{"amount", "status", "status", "vendor", "", ""}, st.argCols)
+	require.Equal(t, `SELECT "id", "we""ird" FROM "sales"."invoices" WHERE "amount" >= $1 AND "note" IS NULL AND "status" = $2 AND "status" = ANY($3) AND "vendor" ILIKE $4 ORDER BY "amount" DESC, "id" ASC LIMIT 21 OFFSET $5`, st.sql)
+	require.Equal(t, []any{"10", "open", []any{"open", "held"}, "%acme%", 40}, args, "Postgres gets numbers as text")
+	require.Equal(t, []string{"amount", "status", "status", "vendor", ""}, st.argCols)
 
 	st, args, err = sqliteDialect.buildSelect(q, 20)
 	require.NoError(t, err)
-	require.Equal(t, "SELECT `id`, `we\"ird` FROM `sales`.`invoices` WHERE `amount` >= ? AND `note` IS NULL AND `status` = ? AND `status` IN (?, ?) AND `vendor` LIKE ? ORDER BY `amount` DESC, `id` ASC LIMIT ? OFFSET ?", st.sql)
-	require.Equal(t, []any{10.0, "open", "open", "held", "%acme%", 21, 40}, args)
+	require.Equal(t, "SELECT `id`, `we\"ird` FROM `sales`.`invoices` WHERE `amount` >= ? AND `note` IS NULL AND `status` = ? AND `status` IN (?, ?) AND `vendor` LIKE ? ORDER BY `amount` DESC, `id` ASC LIMIT 21 OFFSET ?", st.sql)
+	require.Equal(t, []any{10.0, "open", "open", "held", "%acme%", 40}, args)
+
+	// The first page has no OFFSET at all.
+	q.Offset = 0
+	st, args, err = postgresDialect.buildSelect(q, 20)
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(st.sql, ` ORDER BY "amount" DESC, "id" ASC LIMIT 21`), st.sql)
+	require.Len(t, args, 4)
 
 	w := WriteStmt{Table: "invoices", Mode: bindingspec.ModeUpsert, KeyColumns: []string{"id"},
 		Values: map[string]any{"id": 1.0, "status": "paid", "meta": map[string]any{"a": 1.0}, "note": json.Number("12.50")}}
@@ -67,12 +74,20 @@ func TestBuiltSQLIsCachedPerShape(t *testing.T) {
 	second, args, err := postgresDialect.buildSelect(q, 10)
 	require.NoError(t, err)
 	require.Same(t, first, second, "the same shape reuses the built statement")
-	require.Equal(t, []any{"other value", 11, 0}, args, "the new value is bound")
+	require.Equal(t, []any{"other value"}, args, "the new value is bound")
 
 	q.Filters = map[string]any{"a": []any{1.0}}
 	third, _, err := postgresDialect.buildSelect(q, 10)
 	require.NoError(t, err)
 	require.NotSame(t, first, third, "another filter shape is another statement")
+	q.Filters = map[string]any{"a": 1.0}
+	other, _, err := postgresDialect.buildSelect(q, 20)
+	require.NoError(t, err)
+	require.NotSame(t, first, other, "another page size is another statement")
+	q.Offset = 10
+	later, _, err := postgresDialect.buildSelect(q, 10)
+	require.NoError(t, err)
+	require.NotSame(t, first, later, "a page after the first is another statement")
 
 	// Identifier lists that would run together without length prefixes.
 	q1 := SelectQuery{Table: "t", Columns: []string{"a", "b"}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -176,4 +177,36 @@ func TestSelectUnknownTableIsBadGateway(t *testing.T) {
 		_, err = f.src.Select(context.Background(), datasource.SelectQuery{Table: "inventory", Columns: []string{"no_such_column"}})
 		require.Equal(t, apperr.BadGateway, apperr.CodeOf(err), "an unknown column is an error, never a string literal: %v", err)
 	})
+}
+
+// A read is planned once per connection and then run on Postgres's generic
+// plan, as the baseline's hand-written query is. With the page size and the
+// offset as parameters, the generic plan looked dearer than planning each
+// call, so Postgres planned every call again: about half of its work on a
+// one-row read.
+func TestPostgresRunsAReadOnItsGenericPlan(t *testing.T) {
+	t.Parallel()
+	f := postgresFixture(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, f.dsn)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(ctx) }()
+	for _, q := range []datasource.SelectQuery{
+		{Table: "inventory", Columns: []string{"id", "name"}, Filters: map[string]any{"id": 3.0}, Limit: 1},
+		{Table: "inventory", Columns: []string{"id", "name"}, Filters: map[string]any{"tag": "fruit"}, OrderBy: byID, Limit: 50},
+	} {
+		st, err := datasource.SelectStatement(datasource.KindPostgres, q)
+		require.NoError(t, err)
+		for range 10 {
+			rows, err := conn.Query(ctx, st.SQL, st.Args...)
+			require.NoError(t, err)
+			rows.Close()
+			require.NoError(t, rows.Err())
+		}
+		var generic, custom int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
+			st.SQL).Scan(&generic, &custom))
+		require.Positive(t, generic, "%s: planned every call (%d custom plans)", st.SQL, custom)
+		require.LessOrEqual(t, custom, 5, st.SQL)
+	}
 }
