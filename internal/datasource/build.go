@@ -47,7 +47,7 @@ var (
 )
 
 // statement is built SQL and, for each bound argument, the column it belongs
-// to ("" for LIMIT and OFFSET), so a value the driver cannot encode is
+// to ("" for OFFSET), so a value the driver cannot encode is
 // reported against its column. columns and filters let an error the database
 // reports be told in terms of the columns the binding declared, never the
 // database's own words.
