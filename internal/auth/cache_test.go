@@ -10,6 +10,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -28,13 +29,7 @@ func TestTokenCacheServesFreshTokensAndRevocationsEverywhere(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	replica := func() *auth.TokenCache {
-		c, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: st.DB, Redis: rd.Client, KeyPrefix: rd.Prefix, NowFunc: clock})
-		require.NoError(t, err)
-		t.Cleanup(c.Close)
-		return c
-	}
-	a, b := replica(), replica()
+	a, b := replica(t, st, rd, clock), replica(t, st, rd, clock)
 	refused := func(c *auth.TokenCache, token, scope string) {
 		t.Helper()
 		_, err := c.Verify(ctx, token, scope)
@@ -82,13 +77,7 @@ func TestTokenCacheRevokesManyTokensInOneCall(t *testing.T) {
 	st := testkit.Schema(t)
 	rd := testkit.Redis(t)
 	tn := testkit.NewTenant(t, st.DB)
-	replica := func() *auth.TokenCache {
-		c, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: st.DB, Redis: rd.Client, KeyPrefix: rd.Prefix})
-		require.NoError(t, err)
-		t.Cleanup(c.Close)
-		return c
-	}
-	a, b := replica(), replica()
+	a, b := replica(t, st, rd, nil), replica(t, st, rd, nil)
 	var rows []models.APIToken
 	require.NoError(t, st.DB.Where("workspace_id = ?", tn.Workspace.ID).Find(&rows).Error)
 	// Ids of no token come first, so the real ones ride in the last of
@@ -110,4 +99,14 @@ func TestTokenCacheRevokesManyTokensInOneCall(t *testing.T) {
 		_, err := b.Verify(ctx, token, scope)
 		require.True(t, apperr.Is(err, apperr.Unauthenticated), "%s on the other replica: %v", scope, err)
 	}
+}
+
+// replica is one replica's token cache on st and rd, its clock now (nil:
+// the real one), closed when t ends.
+func replica(t *testing.T, st *store.Store, rd testkit.RedisEnv, now func() time.Time) *auth.TokenCache {
+	t.Helper()
+	c, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: st.DB, Redis: rd.Client, KeyPrefix: rd.Prefix, NowFunc: now})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
 }

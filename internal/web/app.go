@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/requestid"
 )
 
 // MaxUploadBytes is the largest request body any route reads: an
@@ -102,8 +102,6 @@ func encodeJSON(v any) ([]byte, error) {
 	return gojson.MarshalWithOption(v, gojson.DisableHTMLEscape(), gojson.UnorderedMap())
 }
 
-var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
-
 // Request ids are a random per-process prefix and a counter: unique across
 // replicas and restarts without a random read (a syscall) per request.
 var (
@@ -131,7 +129,7 @@ func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]str
 		// The header's bytes are reused for the connection's next request; the
 		// id lives on in the request's context, so it gets its own copy.
 		id := strings.Clone(c.Get(fiber.HeaderXRequestID))
-		if !safeRequestID.MatchString(id) {
+		if !requestid.Valid(id) {
 			id = newRequestID()
 		}
 		c.Set(fiber.HeaderXRequestID, id)
