@@ -15,6 +15,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/limit"
@@ -83,6 +84,7 @@ func NewApp(o Options) *fiber.App {
 		// and map keys need no sorting.
 		JSONEncoder: encodeJSON,
 	})
+	silenceReadTimeouts(app.Server())
 	bodies := &bodyPolicy{limitFunc: o.BodyLimitFunc, afterAuth: o.BodyAfterAuth, budget: limit.NewByteBudget(MaxBodyBytesInFlight)}
 	// lifetime is the parent of every request's context: it ends when the
 	// app's shutdown returns (Fiber runs OnShutdown hooks once the drain is
@@ -96,6 +98,28 @@ func NewApp(o Options) *fiber.App {
 	}
 	app.Use(bodies.gate)
 	return app
+}
+
+// silenceReadTimeouts closes a connection whose request did not arrive in
+// ReadTimeout without answering it, as net/http does. fasthttp answers a
+// connection's first request that never came with an error (its later ones
+// close quietly), and a client that opened the connection ahead of need and
+// left it unused (a browser's spare socket, Go's transport dialing in the
+// background) may send its next request just as that answer arrives and take
+// the answer for its own: "Request Timeout" for a page, an asset or a
+// runtime call that was never read. A write deadline in the past makes
+// fasthttp's answer fail before a byte of it is sent; it then closes the
+// connection as it would have.
+func silenceReadTimeouts(srv *fasthttp.Server) {
+	answer := srv.ErrorHandler
+	srv.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			_ = ctx.Conn().SetWriteDeadline(time.Now())
+			return
+		}
+		answer(ctx, err)
+	}
 }
 
 func encodeJSON(v any) ([]byte, error) {

@@ -314,3 +314,27 @@ func TestAnAnswerGivenBeforeTheBodyReachesAnHTTPClient(t *testing.T) {
 		}
 	}
 }
+
+// A connection a client opened and never used (a browser's spare socket,
+// Go's transport dialing in the background) is closed without an answer
+// once ReadTimeout passes: an error written to it would be taken by the
+// client as the answer to the next request it sends there.
+func TestAnUnusedConnectionClosesWithoutAnAnswer(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, newApp(t, &bytes.Buffer{}))
+
+	for name, sent := range map[string]string{"nothing": "", "half a request line": "GET /invalid HT"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = io.WriteString(conn, sent)
+			require.NoError(t, err)
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(web.ReadTimeout+5*time.Second)))
+			got, err := io.ReadAll(conn)
+			require.NoError(t, err, "the server closes the connection after ReadTimeout")
+			require.Empty(t, string(got))
+		})
+	}
+}
