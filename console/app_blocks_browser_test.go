@@ -82,6 +82,7 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 		browser.WaitText("#status", `t === "connected to appruntime"`),
 		browser.WaitText("#structured", `t === 'structured: {"hour":14}'`),
 	))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assets[0]+`"] iframe`)))
 
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
@@ -111,8 +112,9 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 	// Run App B: an https link asks the person (who declines here).
 	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assets[1])))
 	frameB := browser.Frame(t, ctx, s.URL+"/tasks/"+tk.ID+"/assets/"+assets[1])
+	require.NoError(t, chromedp.Do(frameB, browser.WaitText("#result", `t === "result B"`)))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assets[1]+`"] iframe`)))
 	require.NoError(t, chromedp.Do(frameB,
-		browser.WaitText("#result", `t === "result B"`),
 		chromedp.Click(chromedp.CSS("#open")),
 		browser.WaitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
 	))

@@ -86,6 +86,9 @@ func TestAppBlocksOnTheReviewPage(t *testing.T) {
 	require.NoError(t, chromedp.Do(frameA,
 		browser.WaitText("#result", `t === "ACME 1339.90"`),
 		browser.WaitText("#status", `t === "connected to appruntime"`),
+	))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(sel(0)+" iframe")))
+	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#fetch")),
 		browser.WaitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
 		chromedp.Click(chromedp.CSS("#open")),

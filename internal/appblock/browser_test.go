@@ -132,6 +132,7 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	require.Equal(t, `structured: {"hour":14}`, textOf(t, frameA, "#structured"), "structured_content arrives as structuredContent")
 	require.Equal(t, `input: {"link":"http://127.0.0.1/"}`, textOf(t, frameA, "#input"))
 	require.Equal(t, 1, srv.assetFetches())
+	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assetA+`"] iframe`)))
 
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
@@ -175,8 +176,9 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	// Run App B: an https link asks the person (who declines here).
 	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assetB)))
 	frameB := browser.Frame(t, ctx, srv.URL+"/assets/"+assetB)
+	require.NoError(t, chromedp.Do(frameB, browser.WaitText("#result", `t === "result B"`)))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assetB+`"] iframe`)))
 	require.NoError(t, chromedp.Do(frameB,
-		browser.WaitText("#result", `t === "result B"`),
 		chromedp.Click(chromedp.CSS("#open")),
 		browser.WaitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
 	))

@@ -97,6 +97,23 @@ func WaitText(sel, cond string) chromedp.Action[chromedp.Void] {
 		chromedp.WithPollingTimeout(15*time.Second))
 }
 
+// WaitSteady polls (up to 15 s) until the element sel (a CSS selector) has
+// kept its position and size for half a second. An app's frame grows as
+// the app reports its size; a click aimed into it while it still grows can
+// be pressed on one button and released beside it (the frame's document
+// was scrolled to show the button, then the scroll went away), and no
+// click happens at all.
+func WaitSteady(sel string) chromedp.Action[chromedp.Void] {
+	quoted := "'" + strings.ReplaceAll(sel, "'", `\'`) + "'"
+	return chromedp.Poll[chromedp.Void](`(() => {
+		const e = document.querySelector(`+quoted+`); if (!e) return false;
+		const r = JSON.stringify(e.getBoundingClientRect()), seen = (window.steadyRects ??= {});
+		const last = seen[`+quoted+`];
+		if (!last || last.rect !== r) { seen[`+quoted+`] = {rect: r, since: performance.now()}; return false; }
+		return performance.now() - last.since >= 500;
+	})()`, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))
+}
+
 // Eval evaluates the JavaScript expression expr in ctx and returns its value.
 func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
