@@ -11,7 +11,7 @@ package feed
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,16 +82,18 @@ func LockedWhere(param string) string {
 // TaskIDs returns the distinct task ids of rows, sorted: the lock array
 // LockedWhere takes (sorted, so that writers lock in one order).
 func TaskIDs(rows ...models.FeedEvent) []string {
-	tasks := make([]string, 0, len(rows))
-	seen := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		if !seen[r.TaskID] {
-			seen[r.TaskID] = true
-			tasks = append(tasks, r.TaskID)
-		}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.TaskID
 	}
-	sort.Strings(tasks)
-	return tasks
+	return LockOrder(ids)
+}
+
+// LockOrder sorts the task ids ids in place and returns them without
+// repeats: the lock array LockedWhere takes.
+func LockOrder(ids []string) []string {
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // appendSQL inserts rows given as parallel arrays. It is one fixed text, so

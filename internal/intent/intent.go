@@ -1,9 +1,11 @@
 package intent
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -34,8 +36,13 @@ type Completion struct {
 	// Type is the feed row's type: models.FeedAgentAction for a write the
 	// data source committed, models.FeedAgentActionUnknown for one whose
 	// answer was lost (the connection broke while the commit was in flight).
-	Type    string
-	Payload models.JSON
+	Type string
+	// Payload is the feed row's payload. Nil, it is the intent's own record
+	// with "rows_affected": RowsAffected added, which the database builds
+	// from the intent it holds: the record, which can be as large as the
+	// row written, neither travels nor is parsed a second time.
+	Payload      models.JSON
+	RowsAffected int64
 }
 
 // Applied reports, by intent id, what an Apply did not do (normally
@@ -100,13 +107,14 @@ SELECT id FROM i WHERE id NOT IN (SELECT id FROM opened)`
 	// (feed.LockedWhere); data-modifying CTEs all run, whatever the final
 	// SELECT reads.
 	settleSQL = `WITH c AS (
-    SELECT * FROM json_to_recordset($3::text::json) AS c (id uuid, type text, payload jsonb)),
+    SELECT * FROM json_to_recordset($3::text::json) AS c (id uuid, type text, payload jsonb, rows_affected bigint)),
 dropped AS (
     DELETE FROM write_intents WHERE id = ANY($2::text[]::uuid[])),
 completed AS (
     DELETE FROM write_intents w USING c
     WHERE w.id = c.id
-    RETURNING w.id, w.task_id, w.step_id, c.type, w.name, c.payload, w.actor),
+    RETURNING w.id, w.task_id, w.step_id, c.type, w.name,
+        coalesce(c.payload, w.payload || jsonb_build_object('rows_affected', c.rows_affected)) AS payload, w.actor),
 fed AS (
     INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, created_at)
     SELECT task_id, step_id, type, name, payload, actor, $1 FROM completed
@@ -137,24 +145,34 @@ func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied) (Applie
 		}
 	}
 	if m := len(b.Complete); m > 0 || len(b.Drop) > 0 {
-		rows := make([]models.FeedEvent, m)
+		tasks := make([]string, m)
 		for i, c := range b.Complete {
-			rows[i].TaskID = c.TaskID
+			tasks[i] = c.TaskID
 		}
 		drop := b.Drop
 		if drop == nil {
 			drop = []string{}
 		}
-		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, drop, string(completionRecords(b.Complete)), feed.TaskIDs(rows...)); err != nil {
+		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, drop, string(completionRecords(b.Complete)), feed.LockOrder(tasks)); err != nil {
 			return Applied{}, err
 		}
 	}
 	return out, nil
 }
 
+// What a record of openRecords and of completionRecords takes besides its
+// variable strings: keys, quotes and separators, and the uuids (36 bytes
+// each). Too small an estimate grows the buffer, a copy per growth.
+const (
+	openRecordSize       = 4*36 + 96
+	completionRecordSize = 36 + 72
+)
+
 // openRecords is open as openSQL's JSON array of records.
 func openRecords(open []models.WriteIntent) []byte {
-	return records(open, func(in models.WriteIntent) int { return 200 + len(in.Name) + len(in.Actor) + len(in.Payload) },
+	return records(open, func(in models.WriteIntent) int {
+		return openRecordSize + len(in.Name) + len(in.Actor) + len(in.Payload)
+	},
 		func(buf []byte, in models.WriteIntent) []byte {
 			buf = appendField(buf, '{', "id", in.ID)
 			buf = appendField(buf, ',', "owner", in.Owner)
@@ -168,10 +186,12 @@ func openRecords(open []models.WriteIntent) []byte {
 
 // completionRecords is complete as settleSQL's JSON array of records.
 func completionRecords(complete []Completion) []byte {
-	return records(complete, func(c Completion) int { return 100 + len(c.Type) + len(c.Payload) },
+	return records(complete, func(c Completion) int { return completionRecordSize + len(c.Type) + len(c.Payload) },
 		func(buf []byte, c Completion) []byte {
 			buf = appendField(buf, '{', "id", c.ID)
 			buf = appendField(buf, ',', "type", c.Type)
+			buf = append(buf, `,"rows_affected":`...)
+			buf = strconv.AppendInt(buf, c.RowsAffected, 10)
 			return appendPayload(buf, c.Payload)
 		})
 }
@@ -301,11 +321,28 @@ func applyTx(ctx context.Context, tx *gorm.DB, b Batch, out Applied) error {
 		if err := tx.Where("id = ?", in.ID).Delete(&models.WriteIntent{}).Error; err != nil {
 			return fmt.Errorf("intent: complete: %w", err)
 		}
-		if err := feed.Insert(ctx, tx, false, feedRow(in, c.Type, c.Payload, now)); err != nil {
+		payload := c.Payload
+		if payload == nil {
+			payload = withRowsAffected(in.Payload, c.RowsAffected)
+		}
+		if err := feed.Insert(ctx, tx, false, feedRow(in, c.Type, payload, now)); err != nil {
 			return fmt.Errorf("intent: complete: %w", err)
 		}
 	}
 	return nil
+}
+
+// withRowsAffected is the JSON object payload with "rows_affected": n added
+// at its end, without decoding and encoding the row it holds again.
+func withRowsAffected(payload models.JSON, n int64) models.JSON {
+	out := make([]byte, 0, len(payload)+32)
+	out = append(out, bytes.TrimSuffix(bytes.TrimSpace(payload), []byte("}"))...)
+	if len(bytes.TrimSpace(out[1:])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"rows_affected":`...)
+	out = strconv.AppendInt(out, n, 10)
+	return append(out, '}')
 }
 
 // feedRow is the feed row an intent becomes.

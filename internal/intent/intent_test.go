@@ -127,6 +127,28 @@ func TestApplyCompletesIntoOneFeedRowAndDropsWithoutAny(t *testing.T) {
 	})
 }
 
+// A completion without a payload records the intent's own record with the
+// write's row count added (the database builds it from the intent).
+func TestACompletionByCountRecordsTheIntentsRecordWithTheCount(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		s := newStep(t, st, models.AwaitPending)
+		in := s.intent(models.NewID(), "set_n")
+		in.Payload = models.JSON(`{"op":"set_n","row":{"id":12345678901234567890,"n":"a \"b\" \u00e9"},"verb":"write"}`)
+		_, err := intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{in}})
+		require.NoError(t, err)
+		applied, err := intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{
+			{ID: in.ID, TaskID: s.TaskID, Type: models.FeedAgentAction, RowsAffected: 2}}})
+		require.NoError(t, err)
+		require.Empty(t, applied.Missing)
+		rows := feedOf(t, st, s.TaskID)
+		require.Len(t, rows, 1)
+		require.JSONEq(t, `{"op":"set_n","row":{"id":12345678901234567890,"n":"a \"b\" \u00e9"},"verb":"write","rows_affected":2}`,
+			string(rows[0].Payload))
+	})
+}
+
 func TestApplyIsAllOrNothing(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, st *store.Store) {

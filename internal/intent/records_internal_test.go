@@ -29,12 +29,24 @@ func TestRecordsAreJSONThatReadsBackAsTheBatch(t *testing.T) {
 			"name": wantS, "actor": "user:" + wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}}, gotOpen[0])
 		require.Equal(t, "second", gotOpen[1]["name"])
 
-		complete := []Completion{{ID: open[0].ID, Type: s, Payload: payload}, {ID: open[1].ID, Type: "t"}}
+		complete := []Completion{{ID: open[0].ID, Type: s, Payload: payload}, {ID: open[1].ID, Type: "t", RowsAffected: 7}}
 		var gotComplete []map[string]any
 		require.NoError(t, json.Unmarshal(completionRecords(complete), &gotComplete), "%q", s)
 		require.Equal(t, []map[string]any{
-			{"id": open[0].ID, "type": wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}},
-			{"id": open[1].ID, "type": "t", "payload": nil},
+			{"id": open[0].ID, "type": wantS, "rows_affected": float64(0), "payload": map[string]any{"row": map[string]any{"v": wantS}}},
+			{"id": open[1].ID, "type": "t", "rows_affected": float64(7), "payload": nil},
 		}, gotComplete)
+	}
+}
+
+func TestWithRowsAffectedAddsTheCountToTheRecord(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"verb":"write","row":{"id":2}}`: `{"verb":"write","row":{"id":2},"rows_affected":3}`,
+		`{}`:                              `{"rows_affected":3}`,
+		` { "verb" : "write" } `:          `{ "verb" : "write" ,"rows_affected":3}`,
+	} {
+		got := withRowsAffected(models.JSON(in), 3)
+		require.JSONEq(t, want, string(got), in)
 	}
 }

@@ -1,11 +1,9 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/appruntime/appruntime/internal/intent"
@@ -71,21 +69,8 @@ func (s *Service) completeIntent(ctx context.Context, in models.WriteIntent, row
 		ctx = context.WithoutCancel(ctx)
 	}
 	return s.Journal.CompleteLater(ctx, intent.Completion{
-		ID: in.ID, TaskID: in.TaskID, Type: models.FeedAgentAction, Payload: withRowsAffected(in.Payload, rowsAffected),
+		ID: in.ID, TaskID: in.TaskID, Type: models.FeedAgentAction, RowsAffected: rowsAffected,
 	})
-}
-
-// withRowsAffected is the JSON object payload with "rows_affected": n added
-// at its end, without decoding and encoding the row it holds again.
-func withRowsAffected(payload models.JSON, n int64) models.JSON {
-	out := make([]byte, 0, len(payload)+32)
-	out = append(out, bytes.TrimSuffix(bytes.TrimSpace(payload), []byte("}"))...)
-	if len(bytes.TrimSpace(out[1:])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, `"rows_affected":`...)
-	out = strconv.AppendInt(out, n, 10)
-	return append(out, '}')
 }
 
 // settleFailed records what a failed write leaves and returns writeErr: when

@@ -9,18 +9,6 @@ import (
 	"github.com/appruntime/appruntime/models"
 )
 
-func TestWithRowsAffectedAddsTheCountToTheRecord(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		`{"verb":"write","row":{"id":2}}`: `{"verb":"write","row":{"id":2},"rows_affected":3}`,
-		`{}`:                              `{"rows_affected":3}`,
-		` { "verb" : "write" } `:          `{ "verb" : "write" ,"rows_affected":3}`,
-	} {
-		got := withRowsAffected(models.JSON(in), 3)
-		require.JSONEq(t, want, string(got), in)
-	}
-}
-
 // An intent's record keeps the row as sent, and says what encoding the
 // decoded row would say, whether or not the row could be kept as sent.
 func TestIntentRecordIsTheDecodedRowsRecord(t *testing.T) {
