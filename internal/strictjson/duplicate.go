@@ -136,14 +136,50 @@ func (s *scanner) object() string {
 func (s *scanner) str() []byte {
 	start := s.i
 	s.i++ // "
-	for s.data[s.i] != '"' {
+	for s.i < len(s.data) && s.data[s.i] != '"' {
 		if s.data[s.i] == '\\' {
 			s.i++
 		}
 		s.i++
 	}
-	s.i++
+	s.i = min(s.i+1, len(s.data))
 	return s.data[start:s.i]
+}
+
+// skip skips one value whole. value cannot skip for member: it stops at
+// the first repeated key it finds, in the middle of its object.
+func (s *scanner) skip() {
+	s.skipSpace()
+	if s.i >= len(s.data) {
+		return
+	}
+	switch s.data[s.i] {
+	case '"':
+		s.str()
+		return
+	case '{', '[':
+	default: // a number, true, false or null
+		for s.i < len(s.data) && !endsScalar(s.data[s.i]) {
+			s.i++
+		}
+		return
+	}
+	depth := 0
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case '"':
+			s.str()
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				s.i++
+				return
+			}
+		}
+		s.i++
+	}
 }
 
 // unquoteKey returns a key as the decoder reads it; a key without escapes
@@ -187,10 +223,16 @@ func member(data []byte, key string) ([]byte, bool) {
 	var found []byte
 	for {
 		s.skipSpace()
-		if s.data[s.i] == '}' {
+		if s.i < len(s.data) && s.data[s.i] == '}' {
 			return found, found != nil
 		}
+		if s.i >= len(s.data) || s.data[s.i] != '"' {
+			return nil, false // not the valid JSON a caller must pass
+		}
 		quoted := s.str()
+		if len(quoted) < 2 {
+			return nil, false
+		}
 		exact := string(quoted[1:len(quoted)-1]) == key
 		if !exact && bytes.EqualFold(unquoteKey(quoted), []byte(key)) {
 			return nil, false
@@ -199,12 +241,12 @@ func member(data []byte, key string) ([]byte, bool) {
 		s.i++ // :
 		s.skipSpace()
 		start := s.i
-		s.value()
+		s.skip()
 		if exact {
-			found = s.data[start:s.i]
+			found = s.data[start:min(s.i, len(s.data))]
 		}
 		s.skipSpace()
-		if s.data[s.i] == ',' {
+		if s.i < len(s.data) && s.data[s.i] == ',' {
 			s.i++
 		}
 	}

@@ -156,6 +156,7 @@ func TestFastDecoderAgreesWithEncodingJSON(t *testing.T) {
 	t.Parallel()
 	for _, body := range tricky {
 		agree(t, []byte(body))
+		peekAgrees(t, []byte(body))
 	}
 }
 
@@ -186,5 +187,24 @@ func FuzzFastDecoder(f *testing.F) {
 	for _, body := range tricky {
 		f.Add([]byte(body))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { agree(t, data) })
+	f.Add([]byte(`{"op":"d","payload":{"filters":{"task_id":"a","task_id":"b"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		agree(t, data)
+		peekAgrees(t, data)
+	})
+}
+
+// peekAgrees fails when PeekString panics or finds an op that decoding the
+// body (when it holds no repeated key) would not.
+func peekAgrees(t *testing.T, data []byte) {
+	op, ok := PeekString(data, "op")
+	if json.Valid(data) {
+		Lookup(data, "payload", "row") // must not panic
+	}
+	if !ok || duplicateKey(data) != "" {
+		return
+	}
+	var v struct{ Op string }
+	require.NoError(t, json.Unmarshal(data, &v), "peeked %q in %q", op, data)
+	require.Equal(t, v.Op, op, "peeked in %q", data)
 }

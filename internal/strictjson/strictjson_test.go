@@ -164,9 +164,11 @@ func TestLookupFindsTheValueAsSentOrDeclines(t *testing.T) {
 		{`{"payload":{"rows":{}}}`, []string{"payload", "row"}, ""},
 		{`{"payload":null}`, []string{"payload", "row"}, ""},
 		{`{"payload":[{"row":1}]}`, []string{"payload", "row"}, ""},
-		{`{"payload":{"Row":{"id":1}}}`, []string{"payload", "row"}, ""},                // a decoder folds case
-		{`{"payload":{"row":{"id":1},"ROW":{"id":2}}}`, []string{"payload", "row"}, ""}, // and would keep the last
-		{`{"payload":{"\u0072ow":{"id":1}}}`, []string{"payload", "row"}, ""},           // an escaped key
+		{`{"payload":{"Row":{"id":1}}}`, []string{"payload", "row"}, ""},                 // a decoder folds case
+		{`{"payload":{"row":{"id":1},"ROW":{"id":2}}}`, []string{"payload", "row"}, ""},  // and would keep the last
+		{`{"payload":{"\u0072ow":{"id":1}}}`, []string{"payload", "row"}, ""},            // an escaped key
+		{`{"payload":{"x":{"a":1,"a":2},"row":[1]}}`, []string{"payload", "row"}, `[1]`}, // a repeat elsewhere is skipped whole
+		{`{"payload":{"row":{"a":1,"a":2}},"op":"w"}`, []string{"payload", "row"}, `{"a":1,"a":2}`},
 	} {
 		raw, ok := strictjson.Lookup([]byte(tc.body), tc.path...)
 		require.Equal(t, tc.want != "", ok, tc.body)
@@ -188,6 +190,11 @@ func TestPeekStringReadsAPlainBodyOnly(t *testing.T) {
 		``:                   "",
 		`{"op":"é"}`:         "é",
 		"{\"op\":\"x\xff\"}": "", // invalid UTF-8
+		// A repeated key inside a later member: the peek still finds op
+		// (the strict decode then refuses the body).
+		`{"op":"d","payload":{"filters":{"task_id":"a","task_id":"b"}}}`: "d",
+		`{"op":"d","payload":{"limit":1,"limit":2},"x":[{"a":1,"a":2}]}`: "d",
+		`{"payload":{"columns":["id"],"columns":["id"]},"op":"d"}`:       "d",
 	} {
 		got, ok := strictjson.PeekString([]byte(body), "op")
 		require.Equal(t, want != "", ok, body)
