@@ -19,6 +19,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -205,9 +206,10 @@ func run(args []string) error {
 
 	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n",
 		o.concurrency, o.duration, o.rounds, o.warmup, rows)
-	fmt.Printf("req/s, server CPU/req and each ratio are the median of the rounds (a round: baseline then appruntime, each %s);\n"+
-		"p50/p99 are over every request of the rounds\n\n", o.duration/time.Duration(o.rounds))
-	fmt.Printf("%-6s %-10s %10s %9s %9s %14s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "ratio per round")
+	fmt.Printf("req/s, server CPU/req, Postgres CPU/req and each ratio are the median of the rounds (a round: baseline then appruntime, each %s);\n"+
+		"p50/p99 are over every request of the rounds; Postgres CPU is every postgres process's on this machine (the data source's and the platform's)\n\n",
+		o.duration/time.Duration(o.rounds))
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "ratio per round")
 	type target struct {
 		server, addr, path, token string
 		body                      func(r *rand.Rand) []byte
@@ -257,6 +259,7 @@ func run(args []string) error {
 				if err != nil {
 					return err
 				}
+				db0 := postgresCPU()
 				m, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.duration/time.Duration(o.rounds))
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", t.server, v.verb, err)
@@ -265,7 +268,7 @@ func run(args []string) error {
 				if err != nil {
 					return err
 				}
-				m.cpu = cpu1 - cpu0
+				m.cpu, m.dbCPU = cpu1-cpu0, postgresCPU()-db0
 				measured[i].add(m)
 			}
 		}
@@ -276,7 +279,8 @@ func run(args []string) error {
 			if i == 1 {
 				perRound = formatRatios(rounds)
 			}
-			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99), m.medianCPUPerRequest(), perRound)
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
+				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), perRound)
 		}
 		ratio[v.verb] = median(rounds)
 	}
@@ -664,9 +668,20 @@ func (m *measurement) add(r result) {
 // process's own CPU time (user + system) per request, in microseconds: what
 // the server costs apart from the database and the load generator.
 func (m *measurement) medianCPUPerRequest() float64 {
+	return m.medianPerRequest(func(r result) time.Duration { return r.cpu })
+}
+
+// medianDBCPUPerRequest is the same median of the Postgres processes' CPU
+// time per request: the database's side of a request, which shares the
+// machine's cores with the server and the load generator.
+func (m *measurement) medianDBCPUPerRequest() float64 {
+	return m.medianPerRequest(func(r result) time.Duration { return r.dbCPU })
+}
+
+func (m *measurement) medianPerRequest(cpu func(result) time.Duration) float64 {
 	per := make([]float64, len(m.rounds))
 	for i, r := range m.rounds {
-		per[i] = float64(r.cpu.Microseconds()) / float64(len(r.latencies))
+		per[i] = float64(cpu(r).Microseconds()) / float64(len(r.latencies))
 	}
 	return median(per)
 }
@@ -776,6 +791,7 @@ type result struct {
 	latencies []time.Duration
 	elapsed   time.Duration
 	cpu       time.Duration // the server's CPU time during the run
+	dbCPU     time.Duration // every postgres process's CPU time during the run
 }
 
 func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
@@ -848,6 +864,15 @@ func cpuTime(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	t, err := statCPU(raw)
+	if err != nil {
+		return 0, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
+	}
+	return t, nil
+}
+
+// statCPU reads utime + stime from the text of a /proc/<pid>/stat.
+func statCPU(raw []byte) (time.Duration, error) {
 	// Fields after the parenthesised command name; utime and stime are the
 	// 14th and 15th fields of the whole line.
 	rest := string(raw[strings.LastIndexByte(string(raw), ')')+2:])
@@ -855,9 +880,28 @@ func cpuTime(pid int) (time.Duration, error) {
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+		return 0, errors.Join(err1, err2)
 	}
 	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// postgresCPU is the CPU time so far of every process on the machine named
+// postgres (the server's backends and its background processes). A backend
+// that exits takes its time with it; the servers' pools keep theirs open.
+func postgresCPU() time.Duration {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var total time.Duration
+	for _, path := range stats {
+		raw, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(raw, []byte("(postgres)")) {
+			continue
+		}
+		t, err := statCPU(raw)
+		if err == nil {
+			total += t
+		}
+	}
+	return total
 }
 
 // peakRSS reads a process's peak resident set size (VmHWM) in bytes.
