@@ -92,9 +92,17 @@ func Frame(t *testing.T, ctx context.Context, urlPrefix string) context.Context 
 // selector) satisfies the JavaScript condition cond, such as
 // `t === "ready"`.
 func WaitText(sel, cond string) chromedp.Action[chromedp.Void] {
-	quoted := "'" + strings.ReplaceAll(sel, "'", `\'`) + "'"
-	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector(`+quoted+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
-		chromedp.WithPollingTimeout(15*time.Second))
+	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector(`+jsQuote(sel)+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
+		chromedp.WithPollingTimeout(pollTimeout))
+}
+
+// pollTimeout bounds each of the waits below.
+const pollTimeout = 15 * time.Second
+
+// jsQuote is s as a single-quoted JavaScript string (s holds no line break:
+// a CSS selector).
+func jsQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 }
 
 // WaitSteady polls (up to 15 s) until the element sel (a CSS selector) has
@@ -104,14 +112,14 @@ func WaitText(sel, cond string) chromedp.Action[chromedp.Void] {
 // was scrolled to show the button, then the scroll went away), and no
 // click happens at all.
 func WaitSteady(sel string) chromedp.Action[chromedp.Void] {
-	quoted := "'" + strings.ReplaceAll(sel, "'", `\'`) + "'"
+	quoted := jsQuote(sel)
 	return chromedp.Poll[chromedp.Void](`(() => {
 		const e = document.querySelector(`+quoted+`); if (!e) return false;
 		const r = JSON.stringify(e.getBoundingClientRect()), seen = (window.steadyRects ??= {});
 		const last = seen[`+quoted+`];
 		if (!last || last.rect !== r) { seen[`+quoted+`] = {rect: r, since: performance.now()}; return false; }
 		return performance.now() - last.since >= 500;
-	})()`, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))
+	})()`, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(pollTimeout))
 }
 
 // Eval evaluates the JavaScript expression expr in ctx and returns its value.
