@@ -39,6 +39,11 @@ const (
 // connectFailed is the generic connection failure with its cause.
 func connectFailed(err error) error { return apperr.Wrap(err, apperr.BadGateway, msgConnectFailed) }
 
+// ConnectFailed is the one answer (502) to any failure to connect to a
+// customer's database, err its cause for the operator's log: what a data
+// source answers, and what a SQL tool on the same integration answers too.
+func ConnectFailed(err error) error { return connectFailed(err) }
+
 // postgresError sorts a driver error into a failure to connect (502, one
 // message), the client's fault (a value or filter the database refused:
 // 400), the data source's state (503, 504) and the binding not matching the

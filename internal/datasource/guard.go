@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/gateway"
@@ -128,27 +129,68 @@ func (p Platform) reaches(ap netip.AddrPort) bool {
 	return false
 }
 
-// guard is what a data-source connection may reach: addresses the gateway's
-// SSRF guard admits (public ones, and the deployment's DataSourceAllow) and
-// never the platform database.
-type guard struct {
-	allow    []netip.Prefix
-	platform Platform
+// Guard is what a connection to a customer's database may reach: the
+// addresses the gateway's SSRF guard admits (public ones, and Allow) and
+// never the platform database. Data sources and the SQL tools
+// (postgres_execute_query, mssql_execute_query) connect through it alike:
+// the same integration DSN is either.
+type Guard struct {
+	// Allow lists networks a customer's database may be at although they
+	// are private, loopback or otherwise special (DATASOURCE_ALLOW_CIDRS).
+	Allow []netip.Prefix
+	// Platform is the platform database, refused even inside Allow.
+	Platform Platform
+}
+
+// Dialer is the dialer of a connection that is not Postgres (SQL Server):
+// the SSRF guard with Allow. Only Postgres can be the platform database.
+func (g Guard) Dialer() *net.Dialer { return gateway.NewDialer(g.Allow) }
+
+// PostgresConfig is the pool configuration of a connection to the Postgres
+// database dsn names, which must pass CheckPostgresDSN (a refusal is
+// apperr.Invalid and never quotes the password). What connects is what the
+// DSN says, whatever this host's environment (PGPASSWORD, PGPORT, ~/.pgpass)
+// would add; every dial goes through the guard, after DNS resolution, and a
+// connection whose database turns out to be the platform's own is refused
+// (ErrPlatformDatabase), whatever address reached it. It does not dial.
+func (g Guard) PostgresConfig(dsn string) (*pgxpool.Config, error) {
+	cfg, _, err := g.postgresConfig(dsn)
+	return cfg, err
+}
+
+func (g Guard) postgresConfig(dsn string) (*pgxpool.Config, postgresDSN, error) {
+	d, err := parsePostgresDSN(dsn)
+	if err != nil {
+		return nil, d, err
+	}
+	cfg, err := pgxpool.ParseConfig(d.connString())
+	if err != nil {
+		// The parse error may quote the DSN, password included: keep it out.
+		return nil, d, errors.New("the DSN is not a valid Postgres connection string")
+	}
+	cc := &cfg.ConnConfig.Config
+	cc.Host, cc.Port, cc.Database, cc.User, cc.Password = d.host, d.port, d.database, d.user, d.password
+	for _, f := range cc.Fallbacks {
+		f.Host, f.Port = d.host, d.port
+	}
+	cc.DialFunc = g.dialFunc(d.database)
+	cc.AfterConnect = g.afterConnect
+	return cfg, d, nil
 }
 
 // dialFunc returns the dial function of a pool on database: every dial is
 // checked on the address it is about to connect to, after DNS resolution
 // (so a name that re-resolves to a refused address is never reached), first
 // by the gateway's guard, then against the platform database's server.
-func (g guard) dialFunc(database string) pgconn.DialFunc {
-	d := gateway.NewDialer(g.allow)
+func (g Guard) dialFunc(database string) pgconn.DialFunc {
+	d := gateway.NewDialer(g.Allow)
 	safe := d.Control
 	d.Control = func(network, address string, c syscall.RawConn) error {
 		if err := safe(network, address, c); err != nil {
 			return err
 		}
 		ap, err := netip.ParseAddrPort(address)
-		if err == nil && database == g.platform.Database && g.platform.reaches(ap) {
+		if err == nil && database == g.Platform.Database && g.Platform.reaches(ap) {
 			return ErrPlatformDatabase
 		}
 		return nil
@@ -159,8 +201,8 @@ func (g guard) dialFunc(database string) pgconn.DialFunc {
 // afterConnect refuses a connection whose database is the platform's own,
 // whatever address reached it: same name and same server identity, or same
 // name where either identity cannot be read (it cannot be told apart).
-func (g guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
-	if g.platform.Database == "" {
+func (g Guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
+	if g.Platform.Database == "" {
 		return nil
 	}
 	results, err := conn.Exec(ctx, identitySQL).ReadAll()
@@ -171,10 +213,10 @@ func (g guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
 		return errors.New("datasource: identify the data source's database: unexpected reply")
 	}
 	row := results[0].Rows[0]
-	if string(row[0]) != g.platform.Database {
+	if string(row[0]) != g.Platform.Database {
 		return nil
 	}
-	if row[1] == nil || g.platform.SystemID == "" || string(row[1]) == g.platform.SystemID {
+	if row[1] == nil || g.Platform.SystemID == "" || string(row[1]) == g.Platform.SystemID {
 		return ErrPlatformDatabase
 	}
 	return nil

@@ -25,28 +25,15 @@ type postgresSource struct {
 // openPostgres builds a pool on dsn, which must pass CheckPostgresDSN. It
 // does not dial: connections are made on first use, so a down data source
 // fails its requests, not the process. Every connection dials through g.
-func openPostgres(dsn string, o Options, g guard) (*postgresSource, error) {
-	d, err := parsePostgresDSN(dsn)
+func openPostgres(dsn string, o Options, g Guard) (*postgresSource, error) {
+	cfg, d, err := g.postgresConfig(dsn)
 	if err != nil {
 		return nil, err
-	}
-	cfg, err := pgxpool.ParseConfig(d.connString())
-	if err != nil {
-		// The parse error may quote the DSN, password included: keep it out.
-		return nil, errors.New("the DSN is not a valid Postgres connection string")
 	}
 	if !d.params.Has("pool_max_conns") && o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
 	cc := &cfg.ConnConfig.Config
-	// What connects is what the DSN says, whatever this host's environment
-	// (PGPASSWORD, PGPORT…) would have added.
-	cc.Host, cc.Port, cc.Database, cc.User, cc.Password = d.host, d.port, d.database, d.user, d.password
-	for _, f := range cc.Fallbacks {
-		f.Host, f.Port = d.host, d.port
-	}
-	cc.DialFunc = g.dialFunc(d.database)
-	cc.AfterConnect = g.afterConnect
 	// The server bounds each statement (query_canceled → 504). A deadline on
 	// every query's context would do the same at the price of pgx watching
 	// each context: a goroutine hand-off per query on the runtime's hot path.

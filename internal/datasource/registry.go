@@ -90,6 +90,10 @@ func NewRegistry(box *crypt.Box, o Options) *Registry {
 	return &Registry{box: box, opts: o, entries: make(map[string]*entry)}
 }
 
+// Guard is what the registry's connections may reach; the SQL tools connect
+// through the same (a data-source integration's DSN may serve either).
+func (r *Registry) Guard() Guard { return Guard{Allow: r.opts.Allow, Platform: r.opts.Platform} }
+
 // EnableSQLite lets the registry serve integrations of kind sqlite whose
 // DSN is one of files (paths on this host). Only the dev mode's seed does
 // this, for the demo data source it created: any other path (the dev
@@ -177,7 +181,7 @@ func (r *Registry) open(integ models.Integration) (Source, error) {
 	var err error
 	switch integ.Kind {
 	case KindPostgres:
-		src, err = openPostgres(secrets.DSN, r.opts, guard{allow: r.opts.Allow, platform: r.opts.Platform})
+		src, err = openPostgres(secrets.DSN, r.opts, r.Guard())
 	case KindSQLite:
 		switch {
 		case len(r.sqliteFiles) == 0:

@@ -269,9 +269,10 @@ func (p *Platform) buildTools() {
 	if p.Files != nil {
 		csvFiles = &toolrun.AgentFiles{Store: o.Store, Files: p.Files}
 	}
-	set, closeTools := toolset.New(o.Config, p.Secrets, csvFiles)
+	// The SQL tools reach what data sources reach (buildDataAndLimits).
+	set, closeTools := toolset.New(o.Config, p.Secrets, p.DataSources.Guard(), csvFiles)
 	p.onClose(closeTools)
-	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files}
+	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files, Log: o.Log}
 }
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime

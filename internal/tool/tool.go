@@ -79,9 +79,15 @@ type Failure struct {
 	// done: an extraction whose model read the pages but answered outside
 	// the output schema.
 	Units int
+	// Cause is what only the operator sees (the worker logs it): the
+	// service's own words, which the bundle is not told.
+	Cause error
 }
 
 func (f *Failure) Error() string { return "tool failure: " + f.Message }
+
+// Unwrap returns the failure's cause.
+func (f *Failure) Unwrap() error { return f.Cause }
 
 // Failf returns a Failure whose message is formatted like fmt.Sprintf.
 func Failf(format string, args ...any) *Failure {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"gorm.io/gorm"
@@ -44,6 +45,9 @@ type Runner struct {
 	Tools tool.Set
 	// Files resolves structured_data_extraction's file_url; nil answers 501.
 	Files *files.Service
+	// Log is told the cause of a tool failure that has one (what the
+	// bundle is not shown); nil logs nothing.
+	Log *slog.Logger
 
 	agents       ttlCache[models.Agent]
 	tools        ttlCache[models.ConfiguredTool]
@@ -68,6 +72,9 @@ func (r *Runner) Run(ctx context.Context, runID string, a jobs.RunTool) (json.Ra
 		}
 		reply = Reply{Kind: "run", Status: "error", Error: &f.Message}
 		units = f.Units
+		if f.Cause != nil && r.Log != nil {
+			r.Log.InfoContext(ctx, "tool failure", "tool", a.BaseTool, "error", f.Message, "cause", f.Cause.Error())
+		}
 	}
 	if len(reply.Output) == 0 {
 		reply.Output = json.RawMessage("null")

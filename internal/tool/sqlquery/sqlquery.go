@@ -3,11 +3,11 @@ package sqlquery
 import (
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/tool"
 )
 
@@ -32,9 +32,11 @@ const (
 
 // Options configure a SQL tool's executor. Zero values take the defaults.
 type Options struct {
-	// Allow lists the networks the SSRF guard lets through although they
-	// are private or loopback (the deployment's OUTBOUND_ALLOW_CIDRS).
-	Allow            []netip.Prefix
+	// Guard is what the tool's connections may reach: the data sources'
+	// own (DATASOURCE_ALLOW_CIDRS, never the platform database), since an
+	// integration's DSN serves a binding and a SQL tool alike. The zero
+	// Guard reaches public addresses only.
+	Guard            datasource.Guard
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	MaxConns         int // per integration
@@ -108,6 +110,15 @@ func StoredQuery(call tool.Call) (string, error) {
 		return "", apperr.Invalidf("configured tool %q has no query", call.Tool.DisplayName)
 	}
 	return s.Query, nil
+}
+
+// FailedOnServer is the tool's failure for a stored query the database
+// refused on its own terms (an unknown column, a division by zero): the
+// bundle is told the condition's code, code, never the database's text,
+// which can name the database's other tables, columns and values; cause
+// keeps the text for the worker's log.
+func FailedOnServer(code string, cause error) *tool.Failure {
+	return &tool.Failure{Message: "the query failed on the integration's database (" + code + "); the operator's log has the database's message", Cause: cause}
 }
 
 // gateError is the run-time error for a stored query the gate refuses: the

@@ -5,6 +5,7 @@ package toolset
 import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/internal/tool/csvlookup"
@@ -18,11 +19,12 @@ import (
 )
 
 // New returns the executors configured by cfg: box opens the SQL tools'
-// integration secrets, files finds csv_lookup_tool's files (nil: the tool
-// answers 501). Close releases the SQL tools' connection pools.
-func New(cfg *config.Config, box *crypt.Box, files csvlookup.Files) (set tool.Set, closeFunc func()) {
+// integration secrets, which connect through guard (the data sources'),
+// files finds csv_lookup_tool's files (nil: the tool answers 501). Close
+// releases the SQL tools' connection pools.
+func New(cfg *config.Config, box *crypt.Box, guard datasource.Guard, files csvlookup.Files) (set tool.Set, closeFunc func()) {
 	t := cfg.Tools
-	sql := sqlquery.Options{Allow: cfg.OutboundAllow, StatementTimeout: t.SQLStatementTimeout, LockTimeout: t.SQLLockTimeout, MaxConns: t.SQLMaxConns}
+	sql := sqlquery.Options{Guard: guard, StatementTimeout: t.SQLStatementTimeout, LockTimeout: t.SQLLockTimeout, MaxConns: t.SQLMaxConns}
 	pg, ms := postgres.New(box, sql), mssql.New(box, sql)
 	// A nil *LibreTranslate must not become a non-nil Provider.
 	var engine translate.Provider

@@ -10,6 +10,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/internal/tool/toolset"
@@ -22,7 +23,7 @@ func TestUnconfiguredServicesAre501(t *testing.T) {
 	require.NoError(t, err)
 	box, err := crypt.New(testkit.TestKey)
 	require.NoError(t, err)
-	set, closeSet := toolset.New(cfg, box, nil)
+	set, closeSet := toolset.New(cfg, box, datasource.Guard{}, nil)
 	defer closeSet()
 
 	ctx := context.Background()

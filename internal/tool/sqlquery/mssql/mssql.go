@@ -53,8 +53,9 @@ func (e *Executor) openPool(dsn string) (*sql.DB, error) {
 	}
 	// Every dial (the SQL Browser's UDP lookup of a named instance included,
 	// which the guard refuses as a network other than TCP) goes through the
-	// guard; the driver resolves names itself and dials the addresses.
-	connector.Dialer = gateway.NewDialer(e.opts.Allow)
+	// data sources' guard; the driver resolves names itself and dials the
+	// addresses.
+	connector.Dialer = e.opts.Guard.Dialer()
 	// Runs after every connect and every reset (sp_reset_connection, which
 	// the driver sends before a pooled connection is used again).
 	connector.SessionInitSQL = "SET LOCK_TIMEOUT " + strconv.FormatInt(e.opts.LockTimeout.Milliseconds(), 10) +
@@ -143,7 +144,9 @@ const (
 )
 
 // classify turns a driver error into what the caller answers; qctx is the
-// run's context bounded by the statement timeout.
+// run's context bounded by the statement timeout. Every failure to connect
+// is one answer, as for a data source (datasource.ConnectFailed), and no
+// answer quotes the server's own text: the worker's log has it.
 func classify(ctx, qctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return tool.Stopped(ctx)
@@ -152,7 +155,7 @@ func classify(ctx, qctx context.Context, err error) error {
 		return apperr.Wrap(err, apperr.Timeout, "the query took longer than its statement timeout")
 	}
 	if gateway.IsBlocked(err) {
-		return apperr.Wrap(err, apperr.Forbidden, "the integration's database is at an address this deployment does not connect to")
+		return datasource.ConnectFailed(err)
 	}
 	var msErr mssqldb.Error
 	if errors.As(err, &msErr) {
@@ -160,19 +163,19 @@ func classify(ctx, qctx context.Context, err error) error {
 		case errLockTimeout:
 			return apperr.Wrap(err, apperr.Timeout, "the query waited longer than its lock timeout")
 		case errPermission, errPermissionSchema:
-			return apperr.Wrap(err, apperr.Forbidden, "the database refused the query: %s", msErr.Message)
+			return apperr.Wrap(err, apperr.Forbidden, "the integration's login may not read what the query reads (error %d)", msErr.Number)
 		case errConversion, errDivideByZero:
-			return apperr.Wrap(err, apperr.Invalid, "the database refused a value: %s", msErr.Message)
+			return apperr.Wrap(err, apperr.Invalid, "the database refused a value (error %d)", msErr.Number)
 		case errLoginFailed:
-			return apperr.Wrap(err, apperr.BadGateway, "cannot log in to the integration's database")
+			return datasource.ConnectFailed(err)
 		}
-		return &tool.Failure{Message: "the query failed: " + msErr.Message}
+		return sqlquery.FailedOnServer("error "+strconv.Itoa(int(msErr.Number)), err)
 	}
 	var netErr net.Error
 	var opErr *net.OpError
 	if errors.As(err, &netErr) || errors.As(err, &opErr) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return apperr.Wrap(err, apperr.BadGateway, "cannot reach the integration's database")
+		return datasource.ConnectFailed(err)
 	}
 	return fmt.Errorf("mssql_execute_query: %w", err)
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/internal/tool/sqlquery"
@@ -66,7 +68,7 @@ func TestRunChecksBeforeConnecting(t *testing.T) {
 	addr, hits := listener(t)
 	host, port, _ := net.SplitHostPort(addr)
 	dsn := fmt.Sprintf("sqlserver://reader:s3cret@%s:%s?database=erp&dial+timeout=2", host, port)
-	ex := mssql.New(box, mssql.Options{Allow: loopback})
+	ex := mssql.New(box, mssql.Options{Guard: datasource.Guard{Allow: loopback}})
 	t.Cleanup(ex.Close)
 
 	for _, tc := range []struct {
@@ -101,11 +103,15 @@ func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	guarded := mssql.New(box, mssql.Options{}) // loopback not allowed
 	t.Cleanup(guarded.Close)
 	_, err = guarded.Run(context.Background(), call(t, box, dsn, "SELECT 1", `{}`))
-	require.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
+	require.True(t, gateway.IsBlocked(err), "%v", err)
 	require.Zero(t, hits.Load(), "the guard refused the dial")
+	// Refused, it answers what any failed connection does (no port scan).
+	require.True(t, apperr.Is(err, apperr.BadGateway), "%v", err)
+	_, _, refused := apperr.Public(err)
+	require.Equal(t, "the data source connection failed; the operator's log has the reason", refused)
 
 	// Allowed, the server is reached, and what answers is not SQL Server.
-	allowed := mssql.New(box, mssql.Options{Allow: loopback})
+	allowed := mssql.New(box, mssql.Options{Guard: datasource.Guard{Allow: loopback}})
 	t.Cleanup(allowed.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -113,6 +119,8 @@ func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	require.True(t, apperr.Is(err, apperr.BadGateway), "%v", err)
 	require.NotZero(t, hits.Load())
 	require.NotContains(t, err.Error(), "s3cret")
+	_, _, reached := apperr.Public(err)
+	require.Equal(t, refused, reached)
 
 	// A DSN that does not parse is reported without quoting it.
 	_, err = allowed.Run(ctx, call(t, box, "sqlserver://reader:s3cret@127.0.0.1?encrypt=maybe-not", "SELECT 1", `{}`))

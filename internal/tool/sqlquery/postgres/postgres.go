@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -41,18 +42,17 @@ func New(box *crypt.Box, opts Options) *Executor {
 // Close closes every pool.
 func (e *Executor) Close() { e.pools.Close() }
 
-// openPool builds a pool on dsn. It does not dial.
+// openPool builds a pool on dsn. It does not dial. The DSN keeps the data
+// sources' rules (one host, no unix socket, no file parameters) and every
+// connection goes through their guard: the addresses DATASOURCE_ALLOW_CIDRS
+// admits, never the platform database (datasource.Guard).
 func (e *Executor) openPool(dsn string) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := e.opts.Guard.PostgresConfig(dsn)
 	if err != nil {
-		// The parse error may quote the DSN, password included.
-		return nil, errors.New("the DSN is not a valid Postgres connection string")
+		return nil, err
 	}
 	cfg.MaxConns = int32(e.opts.MaxConns)
 	cc := cfg.ConnConfig
-	// Every host of the DSN (fallbacks included) is dialed through the guard;
-	// a unix socket is refused by it as a network other than TCP.
-	cc.DialFunc = gateway.NewDialer(e.opts.Allow).DialContext
 	if cc.ConnectTimeout == 0 || cc.ConnectTimeout > gateway.DialTimeout {
 		cc.ConnectTimeout = gateway.DialTimeout
 	}
@@ -170,21 +170,21 @@ func (e *Executor) reset(ctx context.Context, conn *pgx.Conn) bool {
 	return err == nil
 }
 
-// classify turns a driver error into what the caller answers.
+// classify turns a driver error into what the caller answers. Every failure
+// to connect is one answer, as for a data source (datasource.ConnectFailed),
+// and no answer quotes the database's own text: the worker's log has it.
 func classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return tool.Stopped(ctx)
-	}
-	if gateway.IsBlocked(err) {
-		return apperr.Wrap(err, apperr.Forbidden, "the integration's database is at an address this deployment does not connect to")
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return classifyServerError(err, pgErr)
 	}
 	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) {
-		return apperr.Wrap(err, apperr.BadGateway, "cannot reach the integration's database")
+	var netErr net.Error
+	if gateway.IsBlocked(err) || errors.As(err, &connectErr) || pgconn.SafeToRetry(err) || errors.As(err, &netErr) {
+		return datasource.ConnectFailed(err)
 	}
 	return fmt.Errorf("postgres_execute_query: %w", err)
 }
@@ -197,17 +197,17 @@ func classifyServerError(err error, pgErr *pgconn.PgError) error {
 	case pgErr.Code == "55P03": // lock_not_available: lock_timeout
 		return apperr.Wrap(err, apperr.Timeout, "the query waited longer than its lock timeout")
 	case pgErr.Code == "25006": // read_only_sql_transaction
-		return apperr.Wrap(err, apperr.Forbidden, "the query tried to change data: %s", pgErr.Message)
+		return apperr.Wrap(err, apperr.Forbidden, "the query tried to change data (SQLSTATE 25006)")
 	case pgErr.Code == "42501": // insufficient_privilege
-		return apperr.Wrap(err, apperr.Forbidden, "the database refused the query: %s", pgErr.Message)
+		return apperr.Wrap(err, apperr.Forbidden, "the integration's role may not read what the query reads (SQLSTATE 42501)")
 	case class == "22": // data_exception: an argument that does not fit its placeholder, a division by zero
-		return apperr.Wrap(err, apperr.Invalid, "the database refused a value: %s", pgErr.Message)
+		return apperr.Wrap(err, apperr.Invalid, "the database refused a value (SQLSTATE %s)", pgErr.Code)
 	case class == "28", class == "3D": // authorization, unknown database
-		return apperr.Wrap(err, apperr.BadGateway, "cannot log in to the integration's database")
+		return datasource.ConnectFailed(err)
 	case class == "08" || class == "53" || class == "57":
-		return apperr.Wrap(err, apperr.BadGateway, "the integration's database is unavailable")
+		return apperr.Wrap(err, apperr.BadGateway, "the integration's database is unavailable; retry")
 	}
-	// The stored query itself failed on this database (an unknown column, a
-	// division by zero): the tool's error, answered with 200.
-	return &tool.Failure{Message: "the query failed: " + pgErr.Message, Detail: pgErr.Detail}
+	// The stored query itself failed on this database (an unknown column):
+	// the tool's error, answered with 200.
+	return sqlquery.FailedOnServer("SQLSTATE "+pgErr.Code, err)
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
+	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/internal/tool/sqlquery"
@@ -22,6 +24,16 @@ import (
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// guardOf is the data sources' guard of a process on the tests' platform
+// database, with loopback allowed.
+func guardOf(t *testing.T) datasource.Guard {
+	t.Helper()
+	p, err := datasource.IdentifyPlatform(context.Background(), testkit.Tx(t), testkit.DatabaseURL())
+	require.NoError(t, err)
+	require.NotEmpty(t, p.Database)
+	return datasource.Guard{Allow: loopback, Platform: p}
+}
 
 // customerDB is a schema of the test's own standing in for a customer's
 // database: a table of invoices and two functions that try to leave traces.
@@ -34,7 +46,7 @@ type customerDB struct {
 
 func newCustomerDB(t *testing.T) *customerDB {
 	t.Helper()
-	dsn := testkit.SchemaURL(t)
+	dsn := testkit.DataSourceURL(t) // never the platform database, which the guard refuses
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
@@ -89,8 +101,8 @@ func (db *customerDB) count(t *testing.T) int {
 
 func newExecutor(t *testing.T, db *customerDB, opts postgres.Options) *postgres.Executor {
 	t.Helper()
-	if opts.Allow == nil {
-		opts.Allow = loopback
+	if opts.Guard.Allow == nil {
+		opts.Guard = guardOf(t)
 	}
 	ex := postgres.New(db.box, opts)
 	t.Cleanup(ex.Close)
@@ -183,9 +195,10 @@ func TestQueryErrors(t *testing.T) {
 		{"too many args", "SELECT 1", `{"args":[1]}`, apperr.Invalid, "takes 0 argument(s)"},
 		{"object arg", "SELECT $1::text", `{"args":[{"a":1}]}`, apperr.Invalid, "input.args[0] must be a string, number, boolean or null"},
 		{"args not an array", "SELECT $1::text", `{"args":"x"}`, apperr.Invalid, "input.args"},
-		{"arg of the wrong type", "SELECT * FROM cust_invoices WHERE id = $1", `{"args":["abc"]}`, apperr.Invalid, "the database refused a value"},
-		{"unknown column", "SELECT nope FROM cust_invoices", `{}`, "", `the query failed: column "nope" does not exist`},
-		{"division by zero", "SELECT 1 / (id - id) FROM cust_invoices", `{}`, apperr.Invalid, "division by zero"},
+		{"arg of the wrong type", "SELECT * FROM cust_invoices WHERE id = $1", `{"args":["abc"]}`, apperr.Invalid, "the database refused a value (SQLSTATE 22P02)"},
+		{"unknown column", "SELECT nope FROM cust_invoices", `{}`, "", `the query failed on the integration's database (SQLSTATE 42703)`},
+		{"unknown table", "SELECT 1 FROM secret_table_name", `{}`, "", `the query failed on the integration's database (SQLSTATE 42P01)`},
+		{"division by zero", "SELECT 1 / (id - id) FROM cust_invoices", `{}`, apperr.Invalid, "the database refused a value (SQLSTATE 22012)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -194,11 +207,18 @@ func TestQueryErrors(t *testing.T) {
 			if tc.code == "" {
 				f, ok := tool.AsFailure(err)
 				require.True(t, ok, "%v", err)
-				require.Contains(t, f.Message, tc.want)
+				require.Equal(t, tc.want+"; the operator's log has the database's message", f.Message)
+				require.Error(t, f.Cause, "the database's own text is kept for the log")
 				return
 			}
 			require.True(t, apperr.Is(err, tc.code), "want %s: %v", tc.code, err)
-			require.ErrorContains(t, err, tc.want)
+			_, _, msg := apperr.Public(err)
+			require.Contains(t, msg, tc.want)
+			// The database's own text (its names and values) is not the
+			// bundle's to read.
+			for _, text := range []string{"abc", "division", "syntax"} {
+				require.NotContains(t, msg, text)
+			}
 		})
 	}
 }
@@ -243,21 +263,50 @@ func TestTimeouts(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond, "the server is no longer running the query")
 }
 
+// TestConnectionsGoThroughTheGuard: the tool connects through the data
+// sources' guard (DATASOURCE_ALLOW_CIDRS, never the platform database),
+// and every failure to connect is the one answer a data source gives.
 func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	t.Parallel()
 	db := newCustomerDB(t)
-	ex := postgres.New(db.box, postgres.Options{}) // loopback not allowed
-	t.Cleanup(ex.Close)
-	_, err := ex.Run(context.Background(), db.call("SELECT 1", `{}`))
-	require.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
-	require.ErrorContains(t, err, "does not connect to")
+	guard := guardOf(t)
+	connectFailed := func(t *testing.T, ex *postgres.Executor, dsn string) error {
+		t.Helper()
+		c := db.call("SELECT scope, token_hash FROM api_tokens", `{}`)
+		c.Integration = db.integration(t, dsn)
+		_, err := ex.Run(context.Background(), c)
+		require.True(t, apperr.Is(err, apperr.BadGateway), "%v", err)
+		_, _, msg := apperr.Public(err)
+		require.Equal(t, "the data source connection failed; the operator's log has the reason", msg)
+		return err
+	}
 
-	// A unix socket is no way around it.
+	// Loopback not allowed: refused at the dial, answered like any failure.
+	ex := postgres.New(db.box, postgres.Options{Guard: datasource.Guard{Platform: guard.Platform}})
+	t.Cleanup(ex.Close)
+	err := connectFailed(t, ex, db.dsn)
+	require.True(t, gateway.IsBlocked(err), "%v", err)
+
 	allowed := newExecutor(t, db, postgres.Options{})
+	// The platform's own database, even with its address allowed: every
+	// workspace's tokens are there.
+	err = connectFailed(t, allowed, testkit.DatabaseURL())
+	require.ErrorIs(t, err, datasource.ErrPlatformDatabase)
+	// Nothing listening, and a server that refuses the login: the same answer.
+	connectFailed(t, allowed, "postgres://u:p@127.0.0.1:1/db")
+	u, err := url.Parse(db.dsn)
+	require.NoError(t, err)
+	u.User = url.UserPassword("no_such_role", "wrong")
+	connectFailed(t, allowed, u.String())
+
+	// A unix socket is no way around it, nor a host list.
 	c := db.call("SELECT 1", `{}`)
-	c.Integration = db.integration(t, "host=/var/run/postgresql user=postgres dbname=test")
-	_, err = allowed.Run(context.Background(), c)
-	require.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
+	for _, dsn := range []string{"host=/var/run/postgresql user=postgres dbname=test",
+		"postgres://postgres@%2Fvar%2Frun%2Fpostgresql/test", "postgres://postgres@127.0.0.1,127.0.0.2/test"} {
+		c.Integration = db.integration(t, dsn)
+		_, err = allowed.Run(context.Background(), c)
+		require.True(t, apperr.Is(err, apperr.BadGateway), "%s: %v", dsn, err)
+	}
 
 	// A DSN that does not parse is reported without quoting it.
 	c.Integration = db.integration(t, "postgres://u:s3cret@127.0.0.1:5432/db?sslmode=bogus")
