@@ -42,6 +42,7 @@ const CSRFHeader = "X-CSRF-Token"
 const (
 	signCookie = "appruntime console cookie v1\x00"
 	signCSRF   = "appruntime console csrf v1\x00"
+	signDevice = "appruntime console device v1\x00"
 )
 
 // Locals keys.
@@ -73,32 +74,39 @@ type signedAdmin struct {
 func (a signedAdmin) actor() string { return "user:" + a.ID }
 
 // encodeCookie signs cs: base64url(JSON) "." base64url(HMAC-SHA256).
-func (s *server) encodeCookie(cs cookieSession) string {
-	raw, _ := json.Marshal(cs)
-	payload := base64.RawURLEncoding.EncodeToString(raw)
-	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(signCookie, payload))
-}
+func (s *server) encodeCookie(cs cookieSession) string { return s.sign(signCookie, cs) }
 
 // decodeCookie verifies and decodes a cookie value; a bad signature, a
 // malformed value or an expired session is refused.
 func (s *server) decodeCookie(value string, now time.Time) (cookieSession, bool) {
-	payload, sig, ok := strings.Cut(value, ".")
-	if !ok {
-		return cookieSession{}, false
-	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac(signCookie, payload)) {
-		return cookieSession{}, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
-		return cookieSession{}, false
-	}
 	var cs cookieSession
-	if err := json.Unmarshal(raw, &cs); err != nil || cs.SID == "" || now.Unix() >= cs.Expires {
+	if !s.verify(signCookie, value, &cs) || cs.SID == "" || now.Unix() >= cs.Expires {
 		return cookieSession{}, false
 	}
 	return cs, true
+}
+
+// sign is v signed for domain (one of the sign* separators):
+// base64url(JSON) "." base64url(HMAC-SHA256).
+func (s *server) sign(domain string, v any) string {
+	raw, _ := json.Marshal(v)
+	payload := base64.RawURLEncoding.EncodeToString(raw)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(s.mac(domain, payload))
+}
+
+// verify decodes value, signed for domain, into v; a bad signature or a
+// malformed value is refused.
+func (s *server) verify(domain, value string, v any) bool {
+	payload, sig, ok := strings.Cut(value, ".")
+	if !ok {
+		return false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, s.mac(domain, payload)) {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	return err == nil && json.Unmarshal(raw, v) == nil
 }
 
 // csrfToken is the CSRF token of a session: an HMAC of its id, so that it

@@ -260,26 +260,26 @@ func TestCSRF(t *testing.T) {
 }
 
 // TestSignInIsThrottled: an account takes limit.SignInAccountBurst tries in
-// a row; the next, even with the right password, is a 429 with Retry-After
-// and the password is not checked. A failed sign-in spends a try, a
-// successful one clears the count. (Tries are spent directly through the
-// throttle where the test needs many: a wrong password costs a bcrypt
-// comparison, seconds under the race detector, and the budget earns a try
-// back every minute.)
+// a row from one address; the next, even with the right password, is a 429
+// with Retry-After and the password is not checked. A failed sign-in spends
+// a try, a successful one clears the count. (Tries are spent directly
+// through the throttle where the test needs many: a wrong password costs a
+// bcrypt comparison, seconds under the race detector, and the budget earns
+// a try back every minute.)
 func TestSignInIsThrottled(t *testing.T) {
 	t.Parallel()
 	c := newTestConsole(t)
 	ctx := context.Background()
 	tries := limit.NewSignInThrottle(c.P.Redis, c.P.KeyPrefix) // the console's cells
-	spend := func(email string, n int) {
+	spend := func(email, address string, n int) {
 		for i := range n {
-			require.NoError(t, tries.Attempt(ctx, email, "192.0.2."+strconv.Itoa(i)), "try %d", i+1)
+			require.NoError(t, tries.Attempt(ctx, limit.SignInTry{Account: email, Address: address}), "try %d", i+1)
 		}
 	}
 	victim, err := c.P.Admin.CreateUser(ctx, c.Tenant.Workspace.ID, "test", adminInput("victim-"+models.NewID()[:8]+"@example.test", models.RoleAdmin))
 	require.NoError(t, err)
 
-	spend(victim.Email, limit.SignInAccountBurst-1)
+	spend(victim.Email, "127.0.0.1", limit.SignInAccountBurst-1) // the test client's address
 	cl := c.client(t)
 	require.Equal(t, http.StatusUnauthorized, cl.login(victim.Email, "a wrong guess").Status, "the last try of the burst")
 	p := cl.login(strings.ToUpper(victim.Email), testPassword)
@@ -287,15 +287,71 @@ func TestSignInIsThrottled(t *testing.T) {
 	wait, err := strconv.Atoi(p.Header.Get("Retry-After"))
 	require.NoError(t, err, "Retry-After is whole seconds")
 	require.Positive(t, wait)
-	require.LessOrEqual(t, wait, int(limit.SignInAccountEvery/time.Second), "the real admin waits a minute at most")
+	require.LessOrEqual(t, wait, int(limit.SignInAccountEvery/time.Second))
 	require.Contains(t, p.Body, "Too many sign-in attempts. Try again in "+strconv.Itoa(wait)+" seconds.")
 	require.Nil(t, sessionCookie(t, p), "not signed in")
 
 	// Another account from the same address is not held back, and its
 	// successful sign-in clears its own count.
-	spend(c.Tenant.Admin.Email, limit.SignInAccountBurst-1)
+	spend(c.Tenant.Admin.Email, "127.0.0.1", limit.SignInAccountBurst-1)
 	require.Equal(t, http.StatusSeeOther, c.client(t).login(c.Tenant.Admin.Email, testPassword).Status)
-	spend(c.Tenant.Admin.Email, limit.SignInAccountBurst)
+	spend(c.Tenant.Admin.Email, "127.0.0.1", limit.SignInAccountBurst)
+}
+
+// TestGuessersDoNotKeepTheAdminOut: however many addresses guess an
+// account's password, its admin signs in from a browser they signed in
+// from before (the device cookie); only unknown browsers wait.
+func TestGuessersDoNotKeepTheAdminOut(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	ctx := context.Background()
+	admin, err := c.P.Admin.CreateUser(ctx, c.Tenant.Workspace.ID, "test", adminInput("kept-"+models.NewID()[:8]+"@example.test", models.RoleAdmin))
+	require.NoError(t, err)
+	known := c.client(t)
+	p := known.login(admin.Email, testPassword)
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	var device *http.Cookie
+	for _, ck := range (&http.Response{Header: p.Header}).Cookies() {
+		if ck.Name == console.DeviceCookieName {
+			device = ck
+		}
+	}
+	require.NotNil(t, device, "a sign-in makes the browser known")
+	require.Equal(t, "/login", device.Path, "the cookie goes to the sign-in form only")
+	require.True(t, device.HttpOnly)
+
+	// Guessers at many addresses spend the pool of unknown clients (the
+	// first sign-in, from a browser unknown then, took one).
+	tries := limit.NewSignInThrottle(c.P.Redis, c.P.KeyPrefix)
+	for i := range limit.SignInPoolBurst - 1 {
+		require.NoError(t, tries.Attempt(ctx, limit.SignInTry{Account: admin.Email, Address: "198.51.100." + strconv.Itoa(i)}))
+	}
+	p = c.client(t).login(admin.Email, testPassword)
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "an unknown browser waits: %s", p.Body)
+	require.NotEmpty(t, p.Header.Get("Retry-After"))
+
+	signOut := func(cl *client) {
+		require.Equal(t, http.StatusOK, cl.get("/").Status) // the signed-in page's CSRF token
+		require.Equal(t, http.StatusSeeOther, cl.post("/logout", nil).Status)
+	}
+	signOut(known)
+	p = known.login(strings.ToUpper(admin.Email), testPassword)
+	require.Equal(t, http.StatusSeeOther, p.Status, "the admin's own browser signs in: %s", p.Body)
+	require.NotNil(t, sessionCookie(t, p))
+
+	// The device cookie counts for its own account only, and a forged one
+	// for none.
+	other := c.client(t)
+	require.Equal(t, http.StatusSeeOther, other.login(c.Tenant.Admin.Email, testPassword).Status)
+	signOut(other)
+	require.Equal(t, http.StatusTooManyRequests, other.login(admin.Email, testPassword).Status, "known to another account")
+	forged := c.client(t)
+	u, err := url.Parse(c.URL)
+	require.NoError(t, err)
+	sig := []byte(device.Value)
+	sig[len(sig)-5] ^= 1 // inside the signature (its last character holds padding bits)
+	forged.http.Jar.SetCookies(u, []*http.Cookie{{Name: console.DeviceCookieName, Value: string(sig), Path: "/login"}})
+	require.Equal(t, http.StatusTooManyRequests, forged.login(admin.Email, testPassword).Status, "a forged device cookie")
 }
 
 func TestLogoutEndsTheSession(t *testing.T) {

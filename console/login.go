@@ -9,8 +9,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/models"
 )
+
+// loginPath is the sign-in form's route (GET) and action (POST).
+const loginPath = "/login"
 
 // loginForm is the sign-in page's data.
 type loginForm struct {
@@ -38,16 +42,19 @@ func (s *server) showLogin(c *fiber.Ctx) error {
 var errWrongLogin = apperr.Unauthenticatedf("wrong email or password")
 
 // login answers POST /login (fields from the form body only). Tries are
-// throttled per account and per client address (limit.SignInThrottle): over
-// either, the form comes back with 429 and Retry-After, the password
-// unchecked. Admins and reviewers may sign in; a reviewer lands on the
-// review pages. A successful sign-in clears the
-// account's tries and starts a new session (a new id, so a session id
-// planted before sign-in is worthless).
+// throttled per client address, per account and address, per account for
+// unknown clients, and per known browser (limit.SignInThrottle; the device
+// cookie names a browser the account signed in from): over any, the form
+// comes back with 429 and Retry-After, the password unchecked. Admins and
+// reviewers may sign in; a reviewer lands on the review pages. A successful
+// sign-in clears the account's tries from that address and browser, makes
+// the browser known to the account, and starts a new session (a new id, so
+// a session id planted before sign-in is worthless).
 func (s *server) login(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	form := loginForm{Email: postValue(c, "email"), Next: safeNext(postValue(c, "next"))}
-	if err := s.signIns.Attempt(ctx, form.Email, clientAddress(c)); err != nil {
+	try := limit.SignInTry{Account: form.Email, Address: clientAddress(c), Device: s.deviceOf(c, form.Email)}
+	if err := s.signIns.Attempt(ctx, try); err != nil {
 		if !apperr.Is(err, apperr.RateLimited) {
 			return err
 		}
@@ -69,9 +76,10 @@ func (s *server) login(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	if err := s.signIns.Succeeded(ctx, form.Email); err != nil {
+	if err := s.signIns.Succeeded(ctx, try); err != nil {
 		return err
 	}
+	s.setDevice(c, form.Email)
 	s.setSession(c, cookieSession{SID: newSID(), UserID: u.ID, WorkspaceID: u.WorkspaceID, Expires: time.Now().Add(SessionTTL).Unix()})
 	return c.Redirect(form.Next, fiber.StatusSeeOther)
 }

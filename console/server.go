@@ -155,8 +155,8 @@ const staticMaxAgeSeconds = 3600
 // routes mounts every page and action, one file each: the sign-in pages are
 // open (with CSRF), everything else needs a signed-in admin.
 func (s *server) routes(app *fiber.App) {
-	app.Get("/login", s.loadSession, s.showLogin)
-	app.Post("/login", s.loadSession, s.checkCSRF, s.login)
+	app.Get(loginPath, s.loadSession, s.showLogin)
+	app.Post(loginPath, s.loadSession, s.checkCSRF, s.login)
 	app.Post("/logout", s.loadSession, s.checkCSRF, s.logout)
 
 	s.reviewRoutes(app)
