@@ -194,12 +194,12 @@ func (s *server) openReviewSession(c *fiber.Ctx) error {
 		return apperr.Invalidf("step must be the artifact step's id")
 	}
 	me := adminOf(c)
-	desc, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{WorkspaceID: me.WorkspaceID, UserID: me.ID, StepID: stepID})
+	// Bound to the task the reviewer holds: a step of another task is
+	// refused before any session is minted (a mint may end another
+	// reviewer's live session on its task).
+	desc, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{WorkspaceID: me.WorkspaceID, UserID: me.ID, StepID: stepID, TaskID: d.ID})
 	if err != nil {
 		return err
-	}
-	if desc.TaskID != d.ID {
-		return apperr.NotFoundf("task %s has no app-tool step %s", d.ID, stepID)
 	}
 	init, err := json.Marshal(initMessage{
 		Type: "init", SessionToken: desc.SessionToken, ExpiresAt: desc.ExpiresAt, APIBase: desc.Runtime.APIBase,

@@ -81,6 +81,22 @@ func TestReviewerPages(t *testing.T) {
 	require.Equal(t, "init", init["type"])
 	require.NotEmpty(t, init["session_token"])
 
+	// A step of a task the reviewer does not hold mints nothing there (a
+	// mint may end that task's oldest live session, someone else's).
+	var held models.Step
+	require.NoError(t, c.Store.DB.Take(&held, "id = ?", f.StepID).Error)
+	elsewhere := models.Task{ID: models.NewID(), WorkspaceID: c.Tenant.Workspace.ID, AgentID: c.Tenant.Agent.ID, Status: models.TaskRunning}
+	require.NoError(t, c.Store.DB.Create(&elsewhere).Error)
+	otherStep := models.Step{ID: models.NewID(), TaskID: elsewhere.ID, Kind: models.StepAppTool, ConfiguredToolID: held.ConfiguredToolID, Status: models.StepCompleted}
+	require.NoError(t, c.Store.DB.Create(&otherStep).Error)
+	for range 3 {
+		r, _ = cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+otherStep.ID, nil)
+		require.Equal(t, http.StatusNotFound, r.Status, r.Body)
+	}
+	var minted int64
+	require.NoError(t, c.Store.DB.Model(&models.AppSession{}).Where("task_id = ?", elsewhere.ID).Count(&minted).Error)
+	require.Zero(t, minted, "no session was minted on the other task")
+
 	// Nothing else is parked: the bridge's request_next_review says so.
 	r, body = cl.postJSON("/review/next", nil)
 	require.Equal(t, http.StatusOK, r.Status, r.Body)

@@ -110,6 +110,11 @@ type MintRequest struct {
 	// it ends the session.
 	TokenID string
 	StepID  string
+	// TaskID, when set, is the task the caller holds (a reviewer's claim):
+	// a step of any other task is the same 404, refused before a session
+	// is minted, since a mint may end the oldest live session of the step's
+	// task.
+	TaskID string
 	// Replaces is the caller's own live session on the step that this mint
 	// renews (session.MintInput.Replaces).
 	Replaces string
@@ -125,6 +130,9 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 	d, err := m.Live(ctx, req.WorkspaceID, req.StepID)
 	if err != nil {
 		return Descriptor{}, err
+	}
+	if req.TaskID != "" && d.TaskID != req.TaskID {
+		return Descriptor{}, apperr.NotFoundf("task %s has no app-tool step %s", req.TaskID, req.StepID)
 	}
 	if err := mintable(d.stepStatus, d.stepError); err != nil {
 		return Descriptor{}, err
