@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
 )
 
 // TestAKeyTwiceIsRefusedEverywhere: no API reads a JSON body in which one
@@ -31,4 +32,28 @@ func TestAKeyTwiceIsRefusedEverywhere(t *testing.T) {
 		require.Equal(t, 400, r.Status, "%s: %s", tc.name, r.Raw)
 		require.Contains(t, r.Body["error"], `invalid JSON: duplicate key "`+tc.dup+`"`, tc.name)
 	}
+}
+
+// TestANULIsRefusedEverywhere: no Postgres text or jsonb value can hold
+// U+0000, so a body with one is the client's 400, never a 500 from deep in
+// a write (the platform's tables or a data source's).
+func TestANULIsRefusedEverywhere(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	for _, tc := range []struct {
+		name, path, token, body string
+	}{
+		{"a task title", "/api/agent/tasks", f.tenant.AgentToken, `{"title":"a\u0000b"}`},
+		{"a user", "/api/admin/users", f.tenant.AdminToken, `{"email":"n@example.test","role":"reviewer","password":"long enough\u0000"}`},
+		{"a /write row", "/api/app-runtime/write", f.token, `{"op":"set_status","payload":{"row":{"id":1,"status":"paid\u0000"}}}`},
+		{"an /action row", "/api/app-runtime/action", f.token, `{"op":"note_only","payload":{"rows":{"record_decision":{"decision":"\u0000"}}}}`},
+		{"a /read filter", "/api/app-runtime/read", f.token, `{"op":"list_invoices","payload":{"filters":{"vendor":"\u0000"}}}`},
+	} {
+		r := f.api.call(t, "POST", tc.path, tc.token, tc.body)
+		require.Equal(t, 400, r.Status, "%s: %s", tc.name, r.Raw)
+		require.Contains(t, r.Body["error"], `a string holds \u0000 (NUL), which cannot be stored`, tc.name)
+	}
+	var feed int64
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", f.taskID, models.FeedAgentAction).Count(&feed).Error)
+	require.Zero(t, feed, "nothing was written")
 }

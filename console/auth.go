@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -205,7 +206,24 @@ func (s *server) checkCSRF(c *fiber.Ctx) error {
 	if got == "" || !hmac.Equal([]byte(got), []byte(s.csrfToken(cs))) {
 		return errCSRF
 	}
+	if formHoldsNUL(c) {
+		return errFormNUL
+	}
 	return c.Next()
+}
+
+// errFormNUL refuses a form with a NUL character in a field: no Postgres
+// text can store one, and the save would fail as the server's error.
+var errFormNUL = apperr.Invalidf("a form field holds a NUL character, which cannot be stored")
+
+// formHoldsNUL reports whether a field of the request's form body
+// (application/x-www-form-urlencoded) holds a NUL byte, in its name or value.
+func formHoldsNUL(c *fiber.Ctx) bool {
+	found := false
+	c.Request().PostArgs().VisitAll(func(k, v []byte) {
+		found = found || bytes.IndexByte(k, 0) >= 0 || bytes.IndexByte(v, 0) >= 0
+	})
+	return found
 }
 
 // postValue returns a field of the request's form body

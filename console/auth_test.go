@@ -242,6 +242,12 @@ func TestCSRF(t *testing.T) {
 		require.Equal(t, http.StatusCreated, p.Status, p.Body)
 	})
 
+	t.Run("a NUL in a field is the form's fault", func(t *testing.T) {
+		p := cl.post("/tokens", url.Values{"scope": {"admin"}, "name": {"csrf test\x00"}})
+		require.Equal(t, http.StatusBadRequest, p.Status, p.Body)
+		require.Contains(t, p.Body, "a form field holds a NUL character")
+	})
+
 	t.Run("sign-in form", func(t *testing.T) {
 		anon := c.client(t)
 		anon.get("/login")

@@ -86,12 +86,41 @@ func fastDecode(data []byte, v any) error {
 }
 
 // refuseDuplicates is the error of a JSON value (valid, as the decoder has
-// accepted it) with a key repeated in one of its objects.
+// accepted it) with a key repeated in one of its objects, or a string that
+// holds U+0000, which no Postgres text or jsonb value can store (the
+// platform's tables and a data source's alike would refuse it, deep in a
+// write, as the server's error rather than the client's).
 func refuseDuplicates(data []byte) error {
 	if path := duplicateKey(data); path != "" {
 		return fmt.Errorf("invalid JSON: duplicate key %q", strings.TrimPrefix(path, "."))
 	}
+	if holdsNUL(data) {
+		return errors.New(`invalid JSON: a string holds \u0000 (NUL), which cannot be stored`)
+	}
 	return nil
+}
+
+// holdsNUL reports whether a JSON value (valid) has a string with the
+// escape \u0000. The text can also be an escaped backslash followed by
+// "u0000", which is no NUL: the escape is one when the backslashes that end
+// at it are odd in number. (A raw NUL byte is not valid JSON at all.)
+func holdsNUL(data []byte) bool {
+	const escape = `\u0000`
+	for i := bytes.Index(data, []byte(escape)); i >= 0; {
+		k := 0
+		for j := i; j >= 0 && data[j] == '\\'; j-- {
+			k++
+		}
+		if k%2 == 1 {
+			return true
+		}
+		next := bytes.Index(data[i+1:], []byte(escape))
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 // describe turns a decoding error into a message naming what is wrong.

@@ -33,6 +33,9 @@ func TestDecodeRefusals(t *testing.T) {
 		{`{"name":"a"} {"name":"b"}`, "unexpected data after the value"},
 		{`{"name":`, "invalid JSON: unexpected end of input"},
 		{`{name:1}`, "invalid JSON at byte 2: invalid character"},
+		{`{"name":"a\u0000b"}`, `invalid JSON: a string holds \u0000 (NUL), which cannot be stored`},
+		{`{"name":"a","extra":{"k":["\\\u0000"]}}`, `a string holds \u0000`}, // an escaped backslash, then NUL
+		{`{"name":"a","extra":{"\u0000":1}}`, `a string holds \u0000`},      // a key
 	} {
 		var v sample
 		err := strictjson.Decode([]byte(tc.body), &v)
@@ -43,6 +46,8 @@ func TestDecodeRefusals(t *testing.T) {
 	var v sample
 	require.NoError(t, strictjson.Decode([]byte(` {"name":"ok","count":2} `), &v))
 	require.Equal(t, sample{Name: "ok", Count: 2}, v)
+	require.NoError(t, strictjson.Decode([]byte(`{"name":"a\\u0000b \u0001"}`), &v), "a backslash before u0000 is no NUL")
+	require.Equal(t, `a\u0000b `+"\x01", v.Name)
 }
 
 func TestMerge(t *testing.T) {
