@@ -35,7 +35,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{`{name:1}`, "invalid JSON at byte 2: invalid character"},
 		{`{"name":"a\u0000b"}`, `invalid JSON: a string holds \u0000 (NUL), which cannot be stored`},
 		{`{"name":"a","extra":{"k":["\\\u0000"]}}`, `a string holds \u0000`}, // an escaped backslash, then NUL
-		{`{"name":"a","extra":{"\u0000":1}}`, `a string holds \u0000`},      // a key
+		{`{"name":"a","extra":{"\u0000":1}}`, `a string holds \u0000`},       // a key
 	} {
 		var v sample
 		err := strictjson.Decode([]byte(tc.body), &v)
