@@ -79,13 +79,22 @@ func TestAMintDuringARedisOutageIs503(t *testing.T) {
 	a := newTestAPIOn(t, testkit.Schema(t), rd)
 	f := newAppToolFixture(t, a.Store.DB)
 
+	var tokens []string
 	for range 2 {
-		require.Equal(t, 201, a.mint(t, f.Tenant.HostToken, f.Step.ID).Status)
+		r := a.mint(t, f.Tenant.HostToken, f.Step.ID)
+		require.Equal(t, 201, r.Status)
+		tokens = append(tokens, r.Body["session_token"].(string))
 	}
 	link.cut()
 	r := a.mint(t, f.Tenant.HostToken, f.Step.ID)
 	require.Equal(t, 503, r.Status, "body: %s", r.Raw)
 	require.Equal(t, "a required service is unavailable; retry shortly", r.Body["error"])
+	require.Equal(t, "2", r.Header.Get("Retry-After"), "a 503 says when to come back")
+	for _, tok := range tokens {
+		// The oldest was to be revoked; unannounced, it was not, here either.
+		v := a.call(t, "POST", "/api/app-runtime/read", tok, map[string]any{"op": "no_such_op"})
+		require.NotEqual(t, 401, v.Status, "both sessions still work on this replica: %s", v.Raw)
+	}
 	var live, revoked int64
 	require.NoError(t, a.Store.DB.Model(&models.AppSession{}).Where("task_id = ? AND revoked_at IS NULL", f.Task.ID).Count(&live).Error)
 	require.NoError(t, a.Store.DB.Model(&models.AppSession{}).Where("task_id = ? AND revoked_at IS NOT NULL", f.Task.ID).Count(&revoked).Error)

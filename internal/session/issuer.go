@@ -488,12 +488,31 @@ func (i *Issuer) revokeRows(ctx context.Context, tx *gorm.DB, rows []models.AppS
 	}
 	for _, r := range rows {
 		payload := r.ID + " " + strconv.FormatInt(r.ExpiresAt.Unix(), 10)
-		i.applyRevocation(payload)
+		exp, fresh := i.markRevoked(r.ID, r.ExpiresAt.Unix())
 		if err := i.broadcast.Publish(ctx, payload, revokeWait); err != nil {
+			// Unannounced, the transaction rolls back and the session lives
+			// on: it must not stay refused on this replica alone until it
+			// expires. (Should the announcement have reached Redis after
+			// all, this replica hears it like every other and refuses it
+			// with them.)
+			if fresh {
+				i.revoked.CompareAndDelete(r.ID, exp)
+			}
 			return fmt.Errorf("session: announce revocation: %w", err)
 		}
 	}
 	return nil
+}
+
+// markRevoked puts id in the local set until the expiry secs (unix) and
+// reports the value stored and whether id was new there.
+func (i *Issuer) markRevoked(id string, secs int64) (time.Time, bool) {
+	exp := time.Unix(secs, 0)
+	_, loaded := i.revoked.LoadOrStore(id, exp)
+	if i.revokeOps.Add(1)%1024 == 0 {
+		i.pruneRevoked()
+	}
+	return exp, !loaded
 }
 
 // applyRevocation records "<session id> <expiry unix>" in the local set.
@@ -503,10 +522,7 @@ func (i *Issuer) applyRevocation(payload string) {
 	if !ok || err != nil {
 		return
 	}
-	i.revoked.Store(id, time.Unix(secs, 0))
-	if i.revokeOps.Add(1)%1024 == 0 {
-		i.pruneRevoked()
-	}
+	i.markRevoked(id, secs)
 }
 
 // resyncRevocations rebuilds the local set from the database: the sessions

@@ -197,6 +197,11 @@ const V2Header = "X-Nanonets-App-Runtime"
 // WantsV2 reports whether the request asked for the v2 envelope.
 func WantsV2(c *fiber.Ctx) bool { return c.Get(V2Header) == "v2" }
 
+// UnavailableRetryAfter is the Retry-After (seconds) of a 503 whose error
+// names no wait of its own: a dependency (Redis, the database) that did not
+// answer.
+const UnavailableRetryAfter = 2
+
 // JSONErrorHandler renders errors as JSON: {"error": message} (plus any
 // detail) in the v1 shape, {"ok":false,"error":{"status","message"}} in v2.
 // Internal errors are logged with their detail and shown as a generic message.
@@ -212,7 +217,11 @@ func JSONErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 			// data source's own words) is for the operator.
 			log.WarnContext(c.UserContext(), "upstream failed", "status", status, "error", err.Error(), "path", c.Path())
 		}
-		if s := apperr.RetryAfterSeconds(err); s > 0 {
+		s := apperr.RetryAfterSeconds(err)
+		if s == 0 && code == apperr.Unavailable {
+			s = UnavailableRetryAfter // every 503 says when to come back
+		}
+		if s > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(s))
 		}
 		if WantsV2(c) {
