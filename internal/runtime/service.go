@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -184,11 +185,23 @@ func (s *Service) ServedVerbs(kind string, spec bindingspec.Spec) []string {
 	if (len(spec.Reads) > 0 && data) || (len(spec.HTTPCalls) > 0 && gateway) {
 		verbs = append(verbs, "read")
 	}
-	if len(spec.Writes) > 0 && data {
+	// A write op saved before the fixed-values rule is refused (403) until
+	// an admin fixes it: it serves nothing, nor does an action that runs it.
+	disabled := map[string]bool{}
+	usable := 0
+	for i := range spec.Writes {
+		if spec.Writes[i].UnscopedFixedColumn() != "" {
+			disabled[spec.Writes[i].Op] = true
+		} else {
+			usable++
+		}
+	}
+	if usable > 0 && data {
 		verbs = append(verbs, "write")
 	}
 	for _, a := range spec.Actions {
-		if len(a.HTTPCalls) == 0 || gateway {
+		if (len(a.HTTPCalls) == 0 || gateway) && (len(a.Writes) == 0 || data) &&
+			!slices.ContainsFunc(a.Writes, func(w string) bool { return disabled[w] }) {
 			verbs = append(verbs, "action")
 			break
 		}

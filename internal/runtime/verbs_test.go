@@ -26,6 +26,10 @@ func TestServedVerbsAreThoseThatServeAnOp(t *testing.T) {
 	call := bindingspec.HTTPCall{Op: "h"}
 	tool := bindingspec.Tool{Op: "t", Tool: "python_code_tool"}
 	plain := bindingspec.Action{Name: "a", Writes: []string{"w"}}
+	// Saved before the fixed-values rule: refused at run time (403).
+	unscoped := bindingspec.Write{Op: "u", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"},
+		FixedValues: map[string]any{"task_id": "{{task_id}}"}}
+	runsUnscoped := bindingspec.Action{Name: "b", Writes: []string{"w", "u"}}
 	calling := bindingspec.Action{Name: "c", HTTPCalls: []string{"h"}}
 	cases := []struct {
 		name    string
@@ -41,6 +45,11 @@ func TestServedVerbsAreThoseThatServeAnOp(t *testing.T) {
 			[]string{"read", "write", "action"}},
 		{"lookups without a gateway", bindingspec.KindPostgres, bindingspec.Spec{HTTPCalls: []bindingspec.HTTPCall{call}, Actions: []bindingspec.Action{calling}}, false, false, nil, []string{}},
 		{"lookups with a gateway", bindingspec.KindPostgres, bindingspec.Spec{HTTPCalls: []bindingspec.HTTPCall{call}, Actions: []bindingspec.Action{calling}}, true, false, nil, []string{"read", "action"}},
+		{"only a disabled write op", bindingspec.KindPostgres, bindingspec.Spec{Writes: []bindingspec.Write{unscoped}, Actions: []bindingspec.Action{{Name: "d", Writes: []string{"u"}}}}, true, true, nil,
+			[]string{}},
+		{"a disabled op beside a usable one", bindingspec.KindPostgres, bindingspec.Spec{Writes: []bindingspec.Write{write, unscoped}, Actions: []bindingspec.Action{runsUnscoped}}, true, true, nil,
+			[]string{"write"}},
+		{"rest action writes without a gateway", bindingspec.KindREST, bindingspec.Spec{Writes: []bindingspec.Write{write}, Actions: []bindingspec.Action{plain}}, false, false, nil, []string{}},
 		{"rest without a gateway", bindingspec.KindREST, bindingspec.Spec{Reads: []bindingspec.Read{read}, Writes: []bindingspec.Write{write}}, false, false, nil, []string{}},
 		{"rest with a gateway", bindingspec.KindREST, bindingspec.Spec{Reads: []bindingspec.Read{read}, Writes: []bindingspec.Write{write}}, true, false, nil, []string{"read", "write"}},
 		{"a tool without an executor", bindingspec.KindPostgres, bindingspec.Spec{Tools: []bindingspec.Tool{tool}}, true, false, nil, []string{}},
