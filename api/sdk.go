@@ -14,9 +14,10 @@ func (s *server) sdkRoutes(app *fiber.App) {
 	serve := adaptor.HTTPHandler(sdk.Handler())
 	h := func(c *fiber.Ctx) error {
 		// The SDK is cached and revalidated by its ETag: its own
-		// Cache-Control replaces the API's no-store (the adaptor adds
-		// headers, it does not replace them).
+		// Cache-Control replaces the API's no-store, and its nosniff the
+		// API's (the adaptor adds headers, it does not replace them).
 		c.Response().Header.Del(fiber.HeaderCacheControl)
+		c.Response().Header.Del(fiber.HeaderXContentTypeOptions)
 		return serve(c)
 	}
 	app.Get(sdk.Path, h)

@@ -23,6 +23,7 @@ func TestTheAPIServesTheSDKWithItsShaAsETag(t *testing.T) {
 	require.Equal(t, `"`+sdk.SHA256()+`"`, res.Header.Get("ETag"))
 	require.Equal(t, sdk.ContentType, res.Header.Get("Content-Type"))
 	require.Equal(t, sdk.CacheControl, res.Header.Get("Cache-Control"), "not the API's no-store")
+	require.Equal(t, []string{"nosniff"}, res.Header.Values("X-Content-Type-Options"), "once")
 	require.Equal(t, "*", res.Header.Get("Access-Control-Allow-Origin"))
 
 	req, err := http.NewRequest(http.MethodGet, a.URL+sdk.Path, nil)
