@@ -3,10 +3,14 @@ package datasource
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sqlite "github.com/glebarez/go-sqlite" // registers the "sqlite" database/sql driver
@@ -31,6 +35,9 @@ const sqliteParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txl
 type sqliteSource struct {
 	db      *sql.DB
 	timeout time.Duration
+	// affinities caches each table's columns' type affinities, by table
+	// (sqliteAffinities), for the value checks Postgres's types make.
+	affinities sync.Map
 }
 
 // openSQLite opens the file at path, which must exist: a data source is the
@@ -67,6 +74,9 @@ func (s *sqliteSource) Select(ctx context.Context, q SelectQuery) (Page, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	if err := s.checkFilters(ctx, q); err != nil {
+		return Page{}, err
+	}
 	rows, err := s.db.QueryContext(ctx, st.sql, args...)
 	if err != nil {
 		return Page{}, sqliteError(err, st, s.timeout)
@@ -102,6 +112,9 @@ func (s *sqliteSource) Select(ctx context.Context, q SelectQuery) (Page, error) 
 
 // Write implements Source.
 func (s *sqliteSource) Write(ctx context.Context, w WriteStmt) (int64, error) {
+	if err := s.checkValues(ctx, w.Table, w.Values); err != nil {
+		return 0, err
+	}
 	return sqliteWrite(ctx, s.db, w, s.timeout)
 }
 
@@ -112,7 +125,7 @@ func (s *sqliteSource) Begin(ctx context.Context) (Tx, error) {
 	if err != nil {
 		return nil, sqliteError(err, nil, s.timeout)
 	}
-	return &sqliteTx{tx: tx, timeout: s.timeout}, nil
+	return &sqliteTx{tx: tx, timeout: s.timeout, src: s}, nil
 }
 
 type sqlExecer interface {
@@ -148,9 +161,13 @@ func (t *sqliteTx) ID(context.Context) (string, error) { return "", nil }
 type sqliteTx struct {
 	tx      *sql.Tx
 	timeout time.Duration
+	src     *sqliteSource
 }
 
 func (t *sqliteTx) Write(ctx context.Context, w WriteStmt) (int64, error) {
+	if err := t.src.checkValues(ctx, w.Table, w.Values); err != nil {
+		return 0, err
+	}
 	return sqliteWrite(ctx, t.tx, w, t.timeout)
 }
 
@@ -233,4 +250,124 @@ func sqliteConstraintError(err error, sqlErr *sqlite.Error, st *statement) error
 		return apperr.Wrap(err, apperr.Invalid, msgCheck)
 	}
 	return apperr.Wrap(err, apperr.Invalid, msgRefusedRow)
+}
+
+// SQLite stores any value in any column (a column's type is only an
+// affinity), where Postgres refuses a value its column's type cannot hold.
+// So that the dev mode's data source answers a bundle as a Postgres one does
+// (400, `value for column "id" does not fit its type`), a value for a
+// column of numeric affinity must be a number, a numeric string or null
+// (and, for INTEGER affinity, a whole one), never text like "lots" or a
+// boolean.
+
+// sqliteAffinity is a column's type affinity (SQLite's "Determination Of
+// Column Affinity"), as far as the checks need it.
+type sqliteAffinity uint8
+
+const (
+	affinityOther   sqliteAffinity = iota // TEXT, BLOB: anything goes
+	affinityInteger                       // a declared type with INT
+	affinityNumeric                       // REAL, FLOA, DOUB, or NUMERIC's catch-all
+)
+
+func affinityOf(declared string) sqliteAffinity {
+	t := strings.ToUpper(declared)
+	switch {
+	case strings.Contains(t, "INT"):
+		return affinityInteger
+	case strings.Contains(t, "CHAR"), strings.Contains(t, "CLOB"), strings.Contains(t, "TEXT"),
+		strings.Contains(t, "BLOB"), t == "":
+		return affinityOther
+	}
+	return affinityNumeric
+}
+
+// columnAffinities returns table's columns' affinities, read once.
+func (s *sqliteSource) columnAffinities(ctx context.Context, table string) (map[string]sqliteAffinity, error) {
+	if m, ok := s.affinities.Load(table); ok {
+		return m.(map[string]sqliteAffinity), nil
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, sqliteError(err, nil, s.timeout)
+	}
+	defer rows.Close()
+	m := map[string]sqliteAffinity{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, sqliteError(err, nil, s.timeout)
+		}
+		m[name] = affinityOf(typ)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqliteError(err, nil, s.timeout)
+	}
+	s.affinities.Store(table, m)
+	return m, nil
+}
+
+// checkFilters checks the values of q's filters against their columns.
+func (s *sqliteSource) checkFilters(ctx context.Context, q SelectQuery) error {
+	terms, err := parseFilters(q.Filters, q.FixedFilters)
+	if err != nil || len(terms) == 0 {
+		return err
+	}
+	cols, err := s.columnAffinities(ctx, q.Table)
+	if err != nil {
+		return err
+	}
+	for _, t := range terms {
+		if t.op == opLike || t.op == opILike {
+			continue // a pattern is text whatever the column
+		}
+		for _, v := range append([]any{t.value}, t.values...) {
+			if !fitsAffinity(cols[t.column], v) {
+				return invalidValue(nil, t.column, "does not fit its type")
+			}
+		}
+	}
+	return nil
+}
+
+// checkValues checks the values a write sets against their columns.
+func (s *sqliteSource) checkValues(ctx context.Context, table string, values map[string]any) error {
+	cols, err := s.columnAffinities(ctx, table)
+	if err != nil {
+		return err
+	}
+	for col, v := range values {
+		if !fitsAffinity(cols[col], v) {
+			return invalidValue(nil, col, "does not fit its type")
+		}
+	}
+	return nil
+}
+
+// fitsAffinity reports whether v may go into (or be compared with) a column
+// of affinity a as Postgres would let it into a column of that kind.
+func fitsAffinity(a sqliteAffinity, v any) bool {
+	if a == affinityOther || v == nil {
+		return true
+	}
+	var text string
+	switch x := v.(type) {
+	case json.Number:
+		text = string(x)
+	case string:
+		text = strings.TrimSpace(x)
+	case float64:
+		return a == affinityNumeric || x == math.Trunc(x)
+	case float32:
+		return a == affinityNumeric || float64(x) == math.Trunc(float64(x))
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return true
+	default: // a boolean, or anything else no number column holds
+		return false
+	}
+	if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return true
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	return err == nil && (a == affinityNumeric || f == math.Trunc(f))
 }

@@ -2,6 +2,7 @@ package datasource_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -169,5 +170,52 @@ func TestTransactions(t *testing.T) {
 		require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 		require.NoError(t, tx.Rollback(ctx))
 		require.Equal(t, 0, f.count(t, "inventory", "id IN (42, 43)"), "a failed write rolls back its siblings")
+	})
+}
+
+// TestValuesMustFitTheirColumns: a value its column's type cannot hold is
+// the bundle's 400 naming the column, on Postgres (the server's type) and
+// on SQLite (the column's affinity, which SQLite itself does not enforce)
+// alike; a number sent as a numeric string still fits.
+func TestValuesMustFitTheirColumns(t *testing.T) {
+	t.Parallel()
+	forEachSource(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name    string
+			filters map[string]any
+			column  string
+		}{
+			{"text for an integer", decoded(t, `{"qty": "abc"}`), "qty"},
+			{"text in an in list", decoded(t, `{"id": [1, "two"]}`), "id"},
+			{"text for a comparison", decoded(t, `{"price": {"op": "gt", "value": "cheap"}}`), "price"},
+			{"a boolean for an integer", decoded(t, `{"id": true}`), "id"},
+		} {
+			_, err := f.src.Select(ctx, inventory(tc.filters))
+			require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%s: %v", tc.name, err)
+			_, _, msg := apperr.Public(err)
+			require.Equal(t, `value for column "`+tc.column+`" does not fit its type`, msg, tc.name)
+		}
+		page, err := f.src.Select(ctx, inventory(decoded(t, `{"id": "3"}`)))
+		require.NoError(t, err, "a numeric string")
+		require.Len(t, page.Rows, 1)
+
+		for _, tc := range []struct {
+			name   string
+			values map[string]any
+			column string
+		}{
+			{"text for a number", map[string]any{"id": json.Number("1"), "price": "lots"}, "price"},
+			{"text for an integer", map[string]any{"id": json.Number("1"), "qty": "many"}, "qty"},
+		} {
+			_, err := f.src.Write(ctx, update(tc.values))
+			require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%s: %v", tc.name, err)
+			_, _, msg := apperr.Public(err)
+			require.Equal(t, `value for column "`+tc.column+`" does not fit its type`, msg, tc.name)
+		}
+		n, err := f.src.Write(ctx, update(map[string]any{"id": json.Number("1"), "qty": json.Number("7")}))
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		require.Equal(t, 1, f.count(t, "inventory", "id = 1 AND qty = 7"))
 	})
 }
