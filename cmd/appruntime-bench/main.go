@@ -90,6 +90,7 @@ const poolConns = 16
 
 type options struct {
 	appruntime  string // path of the appruntime binary
+	compare     string // path of a second appruntime binary measured in the same rounds; empty: none
 	adminURL    string // a Postgres URL with the right to create databases
 	dbName      string // the database the bench drops and creates there
 	redisURL    string
@@ -111,6 +112,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.appruntime, "appruntime", "", "path of the appruntime binary (required)")
+	fs.StringVar(&o.compare, "compare", "", "path of a second appruntime binary (another build) whose api runs beside the first and is measured in the same rounds, after it; prints its ratios and its throughput over the first's per round")
 	fs.StringVar(&o.adminURL, "database", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "Postgres server to create the bench database on")
 	fs.StringVar(&o.dbName, "dbname", "appruntime_bench", "the database to (re)create for the run")
 	fs.StringVar(&o.redisURL, "redis", "redis://127.0.0.1:6379/15", "Redis for the api process (a database of its own)")
@@ -178,18 +180,32 @@ func run(args []string) error {
 	}
 
 	api := command(ctx, o.appruntime, env, "api")
+	procs := []*exec.Cmd{api}
+	var other *exec.Cmd
+	otherAddr := ""
+	if o.compare != "" {
+		// The second build serves the same platform and data source; a
+		// session minted on one is valid on the other.
+		otherAddr = freeAddr()
+		other = command(ctx, o.compare, replaceEnv(env, "API_ADDR", otherAddr), "api")
+		procs = append(procs, other)
+	}
 	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL, "-debug-addr", o.baseDebug)
 	worker := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
 		"WORKER_SERVERS_LOOKUP="+strconv.Itoa(o.run.servers),
 		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
-	for _, p := range []*exec.Cmd{api, base, worker} {
+	for _, p := range append(procs, base, worker) {
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
 		if err := p.Start(); err != nil {
 			return err
 		}
 		defer func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() }()
 	}
-	if err := waitReady("http://"+apiAddr+"/readyz", "http://"+baseAddr+"/healthz"); err != nil {
+	ready := []string{"http://" + apiAddr + "/readyz", "http://" + baseAddr + "/healthz"}
+	if other != nil {
+		ready = append(ready, "http://"+otherAddr+"/readyz")
+	}
+	if err := waitReady(ready...); err != nil {
 		return err
 	}
 	token, err := mint("http://"+apiAddr, fx.hostToken, fx.stepID)
@@ -218,7 +234,7 @@ func run(args []string) error {
 	verbs := []struct {
 		verb              string
 		baseline, project target
-	}{
+	}{ // the compare build, when set, is measured as project is, on its own address
 		{"read",
 			target{"baseline", baseAddr, "/read", "", func(r *rand.Rand) []byte { return fmt.Appendf(nil, `{"id":%d}`, 1+r.IntN(rows)) }, base.Process.Pid},
 			target{"appruntime", apiAddr, "/api/app-runtime/read", token, func(r *rand.Rand) []byte {
@@ -246,15 +262,21 @@ func run(args []string) error {
 		// which would otherwise land on whichever server ran second, and
 		// the median of their ratios is not moved by one round that another
 		// process on the machine slowed down.
-		var measured [2]measurement
-		for i, t := range []target{v.baseline, v.project} {
+		targets := []target{v.baseline, v.project}
+		if other != nil {
+			second := v.project
+			second.server, second.addr, second.pid = "compare", otherAddr, other.Process.Pid
+			targets = append(targets, second)
+		}
+		measured := make([]measurement, len(targets))
+		for i, t := range targets {
 			if _, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.warmup); err != nil {
 				return fmt.Errorf("%s %s warm-up: %w", t.server, v.verb, err)
 			}
 			measured[i].server = t.server
 		}
 		for range o.rounds {
-			for i, t := range []target{v.baseline, v.project} {
+			for i, t := range targets {
 				cpu0, err := cpuTime(t.pid)
 				if err != nil {
 					return err
@@ -276,8 +298,13 @@ func run(args []string) error {
 		for i, m := range measured {
 			p50, p99 := m.percentiles()
 			perRound := ""
-			if i == 1 {
+			switch i {
+			case 1:
 				perRound = formatRatios(rounds)
+			case 2:
+				vsFirst := roundRatios(m.rounds, measured[1].rounds)
+				perRound = fmt.Sprintf("%s (over appruntime: %s, median %.3f)", formatRatios(roundRatios(m.rounds, measured[0].rounds)),
+					formatRatios(vsFirst), median(vsFirst))
 			}
 			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
 				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), perRound)
@@ -883,6 +910,17 @@ func statCPU(raw []byte) (time.Duration, error) {
 		return 0, errors.Join(err1, err2)
 	}
 	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// replaceEnv returns env with key set to value (added when absent).
+func replaceEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
 }
 
 // postgresCPU is the CPU time so far of every process on the machine named
