@@ -125,8 +125,10 @@ func (f *runtimeFixture) requireWrites(t *testing.T, decisions, feedRows int64) 
 	require.Equal(t, decisions, n, "decision rows in the data source")
 	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", f.taskID, models.FeedAgentAction).Count(&n).Error)
 	require.Equal(t, feedRows, n, "agent_action feed rows")
-	require.NoError(t, f.db().Model(&models.WriteIntent{}).Count(&n).Error)
-	require.Zero(t, n, "no write intent is left behind")
+	require.Eventually(t, func() bool {
+		require.NoError(t, f.db().Model(&models.WriteIntentBatch{}).Count(&n).Error)
+		return n == 0
+	}, 5*time.Second, 10*time.Millisecond, "no write intent is left behind")
 }
 
 func TestFiftyConcurrentActionsReleaseTheAwaitExactlyOnce(t *testing.T) {

@@ -84,6 +84,10 @@ type FeedEvent struct {
 	Payload   JSON
 	Actor     string
 	DedupeKey *string // set by idempotent writers (resume handler: the outbox id)
+	// IntentID is the write intent this row records (an agent_action or
+	// agent_action_unknown row of a /write or an action): the row is how a
+	// sweep knows the intent's outcome was recorded.
+	IntentID  *string
 	CreatedAt time.Time
 }
 
@@ -159,10 +163,12 @@ type AppSession struct {
 }
 
 // WriteIntent is a data-source write (a /write or an /action's writes) that
-// may be about to commit: it is committed before the data source commits and
-// turned into the write's feed row after, so a crash in between leaves it
-// behind to be recorded as an outcome-unknown feed row. Owner is the process
-// doing the write.
+// may be about to commit: it is committed before the data source commits, as
+// one of the intents of a WriteIntentBatch, and its feed row names it after,
+// so a crash in between leaves it behind to be recorded as an outcome-unknown
+// feed row. Owner is the process doing the write. Its table, write_intents,
+// holds the intents of processes from before intent batches (one row an
+// intent), which only a sweep still reads.
 type WriteIntent struct {
 	ID        string `gorm:"primaryKey"`
 	Owner     string
@@ -172,6 +178,22 @@ type WriteIntent struct {
 	Actor     string
 	Payload   JSON // what was to be written
 	CreatedAt time.Time
+	// BatchID is the WriteIntentBatch the intent was opened in.
+	BatchID string `gorm:"-"`
+}
+
+// WriteIntentBatch is the write intents a process opened together, one row
+// for them all: its records (a JSON array of each intent's id, task, step,
+// name, actor and payload) are committed before any of their writes may
+// commit, and the row is deleted once every one of them has its feed row or
+// was dropped (its write did not commit). FeedAfter is the feed's last id
+// when the batch was opened: its intents' feed rows come after it.
+type WriteIntentBatch struct {
+	ID        string `gorm:"primaryKey"`
+	Owner     string
+	CreatedAt time.Time
+	FeedAfter int64
+	Intents   string
 }
 
 // ProducerSeed journals the data-source transaction that seeds an artifact

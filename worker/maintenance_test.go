@@ -33,10 +33,13 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 	require.NoError(t, st.DB.Create(&task).Error)
 	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
 	require.NoError(t, st.DB.Create(&step).Error)
-	// An intent of an owner that holds no lock: its process is gone.
+	// Intents of owners that hold no lock: their processes are gone. One
+	// from before intent batches, one of a batch.
 	require.NoError(t, st.DB.Create(&models.WriteIntent{ID: models.NewID(), Owner: models.NewID(), TaskID: task.ID,
 		StepID: step.ID, Name: "set_status", Actor: "user:x", Payload: models.MustJSON(map[string]any{"verb": "write"}),
 		CreatedAt: time.Now().UTC()}).Error)
+	require.NoError(t, st.DB.Create(&models.WriteIntentBatch{ID: models.NewID(), Owner: models.NewID(), CreatedAt: time.Now().UTC(),
+		Intents: `[{"id":"` + models.NewID() + `","task_id":"` + task.ID + `","step_id":"` + step.ID + `","name":"set_status","actor":"user:x","payload":{"verb":"write"}}]`}).Error)
 	sentAt := time.Now().UTC().Add(-72 * time.Hour)
 	old := models.Outbox{ID: models.NewID(), Kind: outbox.KindSummary, Payload: models.MustJSON(map[string]any{}),
 		CreatedAt: sentAt, SentAt: &sentAt}
@@ -44,11 +47,12 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 
 	runWorker(t, p)
 	require.Eventually(t, func() bool {
-		var unknown, intents, outboxRows int64
+		var unknown, intents, batches, outboxRows int64
 		st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentActionUnknown).Count(&unknown)
 		st.DB.Model(&models.WriteIntent{}).Count(&intents)
+		st.DB.Model(&models.WriteIntentBatch{}).Count(&batches)
 		st.DB.Model(&models.Outbox{}).Count(&outboxRows)
-		return unknown == 1 && intents == 0 && outboxRows == 0
+		return unknown == 2 && intents == 0 && batches == 0 && outboxRows == 0
 	}, 20*time.Second, 50*time.Millisecond)
 }
 

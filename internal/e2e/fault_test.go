@@ -264,7 +264,7 @@ func testAPIKilledDuringAWriteBurst(t *testing.T) {
 	fs.start(t, "worker") // and so do the worker's periodic ones
 	require.Eventually(t, func() bool {
 		var n int64
-		require.NoError(t, fs.store.DB.Model(&models.WriteIntent{}).Count(&n).Error)
+		require.NoError(t, fs.store.DB.Model(&models.WriteIntentBatch{}).Count(&n).Error)
 		return n == 0
 	}, recovery, poll, "every write intent the killed api left is resolved")
 

@@ -6,14 +6,22 @@
 // (before its id is drawn), and a reader takes the task's lock exclusively:
 // it reads only once every id already drawn for the task has committed.
 // SQLite serialises writers, so there ids commit in order already.
+//
+// Feed rows have no foreign keys on Postgres (each cost every row two
+// lookups and lock): a task's delete deletes its rows (a trigger, migration
+// 0011), and every writer, in the statement that takes the task's feed
+// lock, locks the task's row FOR KEY SHARE, so that a row is never written
+// for a task deleted meanwhile (the delete either waits for the writer's
+// commit, whose rows it then deletes, or went first, and the row is not
+// written).
 package feed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -27,9 +35,20 @@ const lockKey = "hashtext('feed:' || k)"
 
 func isPostgres(db *gorm.DB) bool { return db.Dialector.Name() == "postgres" }
 
+// ErrTaskGone is the cause of an Insert refused because a row's task does
+// not exist (deleted meanwhile, or never there).
+var ErrTaskGone = errors.New("feed: the task does not exist")
+
+// insertLocks takes the feed locks of the tasks in $1 (a sorted text[] of
+// task ids), shared, and locks the tasks' rows FOR KEY SHARE, answering how
+// many of the tasks exist.
+const insertLocks = `SELECT (SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared(` + lockKey + `) FROM unnest($1::text[]) AS k) AS l),
+	(SELECT count(*) FROM (SELECT 1 FROM tasks WHERE id = ANY($1::text[]::uuid[]) FOR KEY SHARE) AS t)`
+
 // Insert writes rows inside tx, which must be a transaction (Postgres keeps
 // the task locks until it ends). dedupe makes rows whose dedupe_key exists
-// already insert nothing.
+// already insert nothing. A row whose task does not exist fails the insert
+// (ErrTaskGone), as the task's key did.
 func Insert(ctx context.Context, tx *gorm.DB, dedupe bool, rows ...models.FeedEvent) error {
 	if len(rows) == 0 {
 		return nil
@@ -37,9 +56,13 @@ func Insert(ctx context.Context, tx *gorm.DB, dedupe bool, rows ...models.FeedEv
 	tx = tx.WithContext(ctx)
 	if isPostgres(tx) {
 		// Task ids are UUIDs, so the array literal needs no quoting.
-		array := "{" + strings.Join(TaskIDs(rows...), ",") + "}"
-		if err := tx.Exec("SELECT pg_advisory_xact_lock_shared("+lockKey+") FROM unnest(?::text[]) AS k", array).Error; err != nil {
+		tasks := TaskIDs(rows...)
+		var locked, found int
+		if err := tx.Raw(insertLocks, "{"+strings.Join(tasks, ",")+"}").Row().Scan(&locked, &found); err != nil {
 			return fmt.Errorf("feed: lock tasks: %w", err)
+		}
+		if found != len(tasks) {
+			return fmt.Errorf("feed: insert: %w", ErrTaskGone)
 		}
 	}
 	if dedupe {
@@ -75,8 +98,18 @@ func Since(ctx context.Context, db *gorm.DB, taskID string, after int64, limit i
 // param names a text[] parameter holding the ids of the tasks inserted into.
 // The locks are taken by an InitPlan, which runs before the first row (and
 // so the first id) is produced, and are held until the statement commits.
+// Such a statement also inserts only rows of tasks it locks with
+// LiveTasks.
 func LockedWhere(param string) string {
 	return "(SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared(" + lockKey + ") FROM unnest(" + param + "::text[]) AS k) AS l) >= 0"
+}
+
+// LiveTasks is the query of a CTE of the tasks in param (a text[]
+// parameter of task ids) that exist, locked FOR KEY SHARE until the
+// statement commits: an INSERT INTO feed_events … SELECT takes its rows'
+// tasks from it, so that no row is written for a deleted task.
+func LiveTasks(param string) string {
+	return "SELECT id FROM tasks WHERE id = ANY(" + param + "::text[]::uuid[]) FOR KEY SHARE"
 }
 
 // TaskIDs returns the distinct task ids of rows, sorted: the lock array
@@ -94,53 +127,4 @@ func TaskIDs(rows ...models.FeedEvent) []string {
 func LockOrder(ids []string) []string {
 	slices.Sort(ids)
 	return slices.Compact(ids)
-}
-
-// appendSQL inserts rows given as parallel arrays. It is one fixed text, so
-// the driver prepares it once per connection whatever the batch size.
-var appendSQL = `INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, dedupe_key, created_at)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[])
-WHERE ` + LockedWhere("$9")
-
-// Append writes rows as one autocommitted statement, for writers outside a
-// transaction (the runtime's group commit): one round trip, with the same
-// guarantee as Insert.
-func Append(ctx context.Context, db *gorm.DB, rows ...models.FeedEvent) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	db = db.WithContext(ctx)
-	if !isPostgres(db) {
-		if err := db.Create(&rows).Error; err != nil {
-			return fmt.Errorf("feed: insert: %w", err)
-		}
-		return nil
-	}
-	n := len(rows)
-	taskIDs, stepIDs := make([]string, n), make([]*string, n)
-	types, names, actors := make([]string, n), make([]string, n), make([]string, n)
-	payloads, dedupe := make([]*string, n), make([]*string, n)
-	created := make([]time.Time, n)
-	now := time.Now().UTC()
-	for i, r := range rows {
-		taskIDs[i], stepIDs[i], types[i], names[i], actors[i], dedupe[i] = r.TaskID, r.StepID, r.Type, r.Name, r.Actor, r.DedupeKey
-		if len(r.Payload) > 0 {
-			p := string(r.Payload)
-			payloads[i] = &p
-		}
-		created[i] = r.CreatedAt
-		if created[i].IsZero() {
-			created[i] = now
-		}
-	}
-	tasks := TaskIDs(rows...)
-	sqlDB, err := db.DB()
-	if err != nil {
-		return fmt.Errorf("feed: %w", err)
-	}
-	_, err = sqlDB.ExecContext(ctx, appendSQL, taskIDs, stepIDs, types, names, payloads, actors, dedupe, created, tasks)
-	if err != nil {
-		return fmt.Errorf("feed: insert: %w", err)
-	}
-	return nil
 }

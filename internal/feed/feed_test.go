@@ -84,38 +84,54 @@ func TestInsertDedupesAndPagesOnBothDialects(t *testing.T) {
 	}
 }
 
-// TestAppendTakesTheTaskLockBeforeDrawingAnId: while a reader holds a task's
-// lock, a one-statement Append must wait without drawing an id; ids drawn
-// and committed behind a reader's back are what a cursor would skip.
-func TestAppendTakesTheTaskLockBeforeDrawingAnId(t *testing.T) {
+// TestNoRowOutlivesItsTask: a task's delete and a feed write on it,
+// whichever goes first, leave no feed row of the deleted task: the write
+// holds the task (the delete waits, then deletes its rows), or the delete
+// went first (the write is refused).
+func TestNoRowOutlivesItsTask(t *testing.T) {
 	t.Parallel()
 	st := testkit.Schema(t)
-	task := newTask(t, st)
 	ctx := context.Background()
-	require.NoError(t, feed.Append(ctx, st.DB, row(task, "zero"))) // the sequence has been called once
-
-	lastValue := func() int64 {
-		var v int64
-		require.NoError(t, st.DB.Raw("SELECT last_value FROM feed_events_id_seq").Scan(&v).Error)
-		return v
+	count := func(task string) int64 {
+		var n int64
+		require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ?", task).Count(&n).Error)
+		return n
 	}
-	before := lastValue()
-	reader := st.DB.Begin()
-	t.Cleanup(func() { reader.Rollback() })
-	require.NoError(t, reader.Exec("SELECT pg_advisory_xact_lock(hashtext('feed:' || ?::text))", task).Error)
 
-	done := make(chan error, 1)
-	go func() { done <- feed.Append(ctx, st.DB, row(task, "one"), row(task, "two")) }()
+	// The write first: the delete waits for its commit.
+	task := newTask(t, st)
+	writer := st.DB.Begin()
+	t.Cleanup(func() { writer.Rollback() })
+	require.NoError(t, feed.Insert(ctx, writer, false, row(task, "held")))
+	deleted := make(chan error, 1)
+	go func() { deleted <- st.DB.Delete(&models.Task{}, "id = ?", task).Error }()
 	select {
-	case err := <-done:
-		t.Fatalf("Append finished while a reader held the task lock: %v", err)
+	case err := <-deleted:
+		t.Fatalf("the delete did not wait for the write: %v", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	require.Equal(t, before, lastValue(), "no id was drawn while waiting for the lock")
-	require.NoError(t, reader.Commit().Error)
-	require.NoError(t, <-done)
-	rows, err := feed.Since(ctx, st.DB, task, 0, 10)
-	require.NoError(t, err)
-	require.Len(t, rows, 3)
-	require.Equal(t, "two", rows[2].Name)
+	require.NoError(t, writer.Commit().Error)
+	require.NoError(t, <-deleted)
+	require.Zero(t, count(task), "the delete took the committed row with it")
+
+	// The delete first: the write waits, then is refused.
+	task = newTask(t, st)
+	deleter := st.DB.Begin()
+	t.Cleanup(func() { deleter.Rollback() })
+	require.NoError(t, deleter.Delete(&models.Task{}, "id = ?", task).Error)
+	inserted := make(chan error, 1)
+	go func() {
+		inserted <- st.DB.Transaction(func(tx *gorm.DB) error { return feed.Insert(ctx, tx, false, row(task, "late")) })
+	}()
+	select {
+	case err := <-inserted:
+		t.Fatalf("the write did not wait for the delete: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, deleter.Commit().Error)
+	require.ErrorIs(t, <-inserted, feed.ErrTaskGone)
+	require.Zero(t, count(task))
+
+	require.ErrorIs(t, st.DB.Transaction(func(tx *gorm.DB) error { return feed.Insert(ctx, tx, false, row(models.NewID(), "never")) }),
+		feed.ErrTaskGone, "a task that never was")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -15,34 +16,45 @@ import (
 	"github.com/appruntime/appruntime/models"
 )
 
-// Batch is what one Apply records: intents to open, intents to drop (their
-// write failed and committed nothing) and intents to complete (their write
-// committed: each becomes its feed row).
+// Batch is what one Apply records: intents opened together (one
+// WriteIntentBatch row), intents whose writes were answered (each becomes
+// its feed row) and the batches all of whose intents are recorded or
+// dropped (their rows are deleted). A dropped intent (its write did not
+// commit) needs no statement: its batch's row is simply deleted with the
+// others' once they are recorded.
 type Batch struct {
-	// Open are new intents. One whose step's await is no longer pending is
-	// not recorded: the step's sessions may no longer write
-	// (ARCHITECTURE.md decision 7).
+	// ID names the batch of Open; it must be set when Open is not empty.
+	ID string
+	// Open are new intents, all of one owner. One whose step's await is no
+	// longer pending is not recorded: the step's sessions may no longer
+	// write (ARCHITECTURE.md decision 7).
 	Open []models.WriteIntent
-	// Drop are ids of intents whose write did not commit.
-	Drop []string
 	// Complete are intents whose write was answered.
 	Complete []Completion
+	// Done are ids of batches whose every intent was completed or dropped.
+	Done []string
 }
 
 // Completion turns an intent into its feed row.
 type Completion struct {
-	ID     string
-	TaskID string // the intent's task (its feed lock is taken)
+	// Intent is the intent as opened (its BatchID set).
+	Intent models.WriteIntent
 	// Type is the feed row's type: models.FeedAgentAction for a write the
 	// data source committed, models.FeedAgentActionUnknown for one whose
 	// answer was lost (the connection broke while the commit was in flight).
 	Type string
 	// Payload is the feed row's payload. Nil, it is the intent's own record
-	// with "rows_affected": RowsAffected added, which the database builds
-	// from the intent it holds: the record, which can be as large as the
-	// row written, neither travels nor is parsed a second time.
+	// with "rows_affected": RowsAffected added.
 	Payload      models.JSON
 	RowsAffected int64
+}
+
+// payload is the feed row's payload.
+func (c Completion) payload() models.JSON {
+	if c.Payload != nil {
+		return c.Payload
+	}
+	return withRowsAffected(c.Intent.Payload, c.RowsAffected)
 }
 
 // Applied reports, by intent id, what an Apply did not do (normally
@@ -51,18 +63,18 @@ type Applied struct {
 	// Refused holds the Open intents that were not recorded because their
 	// step's await is settled.
 	Refused map[string]bool
-	// Missing holds the Complete intents that were no longer there (a Sweep
-	// had recorded them as unknown): no feed row was written for them.
+	// Missing holds the Complete intents whose feed row was not written:
+	// their batch was gone (a Sweep had recorded them as unknown) or their
+	// task was (deleted meanwhile).
 	Missing map[string]bool
 }
 
-func (b Batch) empty() bool { return len(b.Open)+len(b.Drop)+len(b.Complete) == 0 }
+func (b Batch) empty() bool { return len(b.Open)+len(b.Complete)+len(b.Done) == 0 }
 
 // Apply records b: on Postgres in one autocommitted statement for its Open
 // part and one for the rest (a round trip each, which is what lets the
 // runtime group-commit every /write's intent and feed row), on SQLite in one
-// transaction. Each part is all or nothing: on an error (a task deleted
-// meanwhile fails its feed row) nothing of that part is recorded.
+// transaction. Each part is all or nothing.
 func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 	out := Applied{Refused: map[string]bool{}, Missing: map[string]bool{}}
 	if b.empty() {
@@ -83,43 +95,47 @@ func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 }
 
 // The statements of Apply on Postgres. The records of a part travel as one
-// JSON array (json_to_recordset): the driver sends one text parameter, built
-// by appending, with each payload (JSON already) embedded as it is, where
-// one array parameter per column would cost an allocation per element.
-// Each answers the ids of what it did not do (normally none, so a busy batch
-// reads nothing back).
+// JSON array, a text parameter built by appending, with each payload (JSON
+// already) embedded as it is.
 var (
-	// openSQL records intents, but not those of a step whose await is
-	// settled.
-	openSQL = `WITH i AS (
-    SELECT * FROM json_to_recordset($2::text::json)
-        AS i (id uuid, owner uuid, task_id uuid, step_id text, name text, actor text, payload jsonb)),
-opened AS (
-    INSERT INTO write_intents (id, owner, task_id, step_id, name, actor, payload, created_at)
-    SELECT i.id, i.owner, i.task_id, i.step_id::uuid, i.name, i.actor, i.payload, $1 FROM i
-    WHERE NOT EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = i.task_id AND a.source_type = '` + models.AwaitSourceAppTool + `'
-        AND a.correlation_key = i.step_id AND a.status <> '` + models.AwaitPending + `')
-    RETURNING id)
-SELECT id FROM i WHERE id NOT IN (SELECT id FROM opened)`
+	// openSQL records a batch ($2, of owner $5, its records $6) unless one
+	// of its steps (the pairs of $3 and $4) has a settled await: then it
+	// records nothing and answers those steps, and the caller opens the
+	// rest again without their intents. The records are kept as text: only
+	// a sweep reads them.
+	openSQL = `WITH p AS (
+    SELECT * FROM unnest($3::text[]::uuid[], $4::text[]) AS p (task_id, step_id)),
+refused AS (
+    SELECT p.task_id, p.step_id FROM p
+    WHERE EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = p.task_id AND a.source_type = '` + models.AwaitSourceAppTool + `'
+        AND a.correlation_key = p.step_id AND a.status <> '` + models.AwaitPending + `')),
+stored AS (
+    INSERT INTO write_intent_batches (id, owner, created_at, feed_after, intents)
+    SELECT $2, $5, $1, (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM feed_events_id_seq), $6
+    WHERE NOT EXISTS (SELECT 1 FROM refused))
+SELECT task_id::text, step_id FROM refused`
 
-	// settleSQL drops intents and turns others into their feed rows, which
-	// take their tasks' feed locks before their ids are drawn
-	// (feed.LockedWhere); data-modifying CTEs all run, whatever the final
-	// SELECT reads.
+	// settleSQL writes the feed rows of completions ($2) and deletes the
+	// batches that are done ($5). A row is written only when its batch is
+	// still there ($4, locked FOR KEY SHARE: a sweep taking the batch waits,
+	// or went first and recorded the intent as unknown) and so is its task
+	// ($3, feed.LiveTasks, whose feed locks are taken before the row's id is
+	// drawn, feed.LockedWhere). Data-modifying CTEs all run, whatever the
+	// final SELECT reads; it answers the completions not written.
 	settleSQL = `WITH c AS (
-    SELECT * FROM json_to_recordset($3::text::json) AS c (id uuid, type text, payload jsonb, rows_affected bigint)),
-dropped AS (
-    DELETE FROM write_intents WHERE id = ANY($2::text[]::uuid[])),
-completed AS (
-    DELETE FROM write_intents w USING c
-    WHERE w.id = c.id
-    RETURNING w.id, w.task_id, w.step_id, c.type, w.name,
-        coalesce(c.payload, w.payload || jsonb_build_object('rows_affected', c.rows_affected)) AS payload, w.actor),
+    SELECT * FROM json_to_recordset($2::text::json)
+        AS c (intent_id uuid, batch_id uuid, task_id uuid, step_id uuid, type text, name text, actor text, payload jsonb)),
+t AS (` + feed.LiveTasks("$3") + `),
+b AS (
+    SELECT id FROM write_intent_batches WHERE id = ANY($4::text[]::uuid[]) FOR KEY SHARE),
+gone AS (
+    DELETE FROM write_intent_batches WHERE id = ANY($5::text[]::uuid[])),
 fed AS (
-    INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, created_at)
-    SELECT task_id, step_id, type, name, payload, actor, $1 FROM completed
-    WHERE ` + feed.LockedWhere("$4") + `)
-SELECT id FROM c WHERE id NOT IN (SELECT id FROM completed)`
+    INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, intent_id, created_at)
+    SELECT c.task_id, c.step_id, c.type, c.name, c.payload, c.actor, c.intent_id, $1 FROM c
+    WHERE c.task_id IN (SELECT id FROM t) AND c.batch_id IN (SELECT id FROM b) AND ` + feed.LockedWhere("$3") + `
+    RETURNING intent_id)
+SELECT intent_id::text FROM c WHERE intent_id NOT IN (SELECT intent_id FROM fed)`
 )
 
 // Querier runs a query: a *sql.DB, or a *sql.Conn of the caller's with
@@ -139,43 +155,97 @@ func ApplyOn(ctx context.Context, q Querier, b Batch) (Applied, error) {
 // journal never mixes them in one batch).
 func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied) (Applied, error) {
 	now := time.Now().UTC()
-	if len(b.Open) > 0 {
-		if err := queryIDs(ctx, q, out.Refused, openSQL, now, string(openRecords(b.Open))); err != nil {
-			return Applied{}, err
-		}
+	if err := openPostgres(ctx, q, b, now, out.Refused); err != nil {
+		return Applied{}, err
 	}
-	if m := len(b.Complete); m > 0 || len(b.Drop) > 0 {
-		tasks := make([]string, m)
+	if len(b.Complete)+len(b.Done) > 0 {
+		tasks := make([]string, len(b.Complete))
+		batches := make([]string, len(b.Complete))
 		for i, c := range b.Complete {
-			tasks[i] = c.TaskID
+			tasks[i], batches[i] = c.Intent.TaskID, c.Intent.BatchID
 		}
-		drop := b.Drop
-		if drop == nil {
-			drop = []string{}
+		slices.Sort(batches)
+		done := b.Done
+		if done == nil {
+			done = []string{}
 		}
-		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, drop, string(completionRecords(b.Complete)), feed.LockOrder(tasks)); err != nil {
+		if err := queryIDs(ctx, q, out.Missing, settleSQL, now, string(completionRecords(b.Complete)),
+			feed.LockOrder(tasks), slices.Compact(batches), done); err != nil {
 			return Applied{}, err
 		}
 	}
 	return out, nil
 }
 
+// openPostgres records b's Open as one batch: when some of its steps'
+// awaits are settled, their intents are refused (into refused) and the
+// others opened again without them.
+func openPostgres(ctx context.Context, q Querier, b Batch, now time.Time, refused map[string]bool) error {
+	open := b.Open
+	for len(open) > 0 {
+		tasks, steps := stepsOf(open)
+		rows, err := q.QueryContext(ctx, openSQL, now, b.ID, tasks, steps, open[0].Owner, string(openRecords(open)))
+		if err != nil {
+			return fmt.Errorf("intent: apply: %w", err)
+		}
+		settled := map[[2]string]bool{}
+		for rows.Next() {
+			var task, step string
+			if err := rows.Scan(&task, &step); err != nil {
+				rows.Close()
+				return fmt.Errorf("intent: apply: %w", err)
+			}
+			settled[[2]string{task, step}] = true
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("intent: apply: %w", err)
+		}
+		rows.Close()
+		if len(settled) == 0 {
+			return nil
+		}
+		rest := make([]models.WriteIntent, 0, len(open))
+		for _, in := range open {
+			if settled[[2]string{in.TaskID, in.StepID}] {
+				refused[in.ID] = true
+			} else {
+				rest = append(rest, in)
+			}
+		}
+		open = rest
+	}
+	return nil
+}
+
+// stepsOf returns the distinct (task, step) pairs of open, as two lists.
+func stepsOf(open []models.WriteIntent) (tasks, steps []string) {
+	seen := make(map[[2]string]bool, 2)
+	for _, in := range open {
+		k := [2]string{in.TaskID, in.StepID}
+		if !seen[k] {
+			seen[k] = true
+			tasks, steps = append(tasks, in.TaskID), append(steps, in.StepID)
+		}
+	}
+	return tasks, steps
+}
+
 // What a record of openRecords and of completionRecords takes besides its
 // variable strings: keys, quotes and separators, and the uuids (36 bytes
 // each). Too small an estimate grows the buffer, a copy per growth.
 const (
-	openRecordSize       = 4*36 + 96
-	completionRecordSize = 36 + 72
+	openRecordSize       = 3*36 + 80
+	completionRecordSize = 4*36 + 120
 )
 
-// openRecords is open as openSQL's JSON array of records.
+// openRecords is open as a batch's records: a JSON array of each intent's
+// id, task, step, name, actor and payload (what a sweep reads back).
 func openRecords(open []models.WriteIntent) []byte {
 	return records(open, func(in models.WriteIntent) int {
 		return openRecordSize + len(in.Name) + len(in.Actor) + len(in.Payload)
 	},
 		func(buf []byte, in models.WriteIntent) []byte {
 			buf = appendField(buf, '{', "id", in.ID)
-			buf = appendField(buf, ',', "owner", in.Owner)
 			buf = appendField(buf, ',', "task_id", in.TaskID)
 			buf = appendField(buf, ',', "step_id", in.StepID)
 			buf = appendField(buf, ',', "name", in.Name)
@@ -184,15 +254,20 @@ func openRecords(open []models.WriteIntent) []byte {
 		})
 }
 
-// completionRecords is complete as settleSQL's JSON array of records.
+// completionRecords is complete as settleSQL's JSON array of feed rows.
 func completionRecords(complete []Completion) []byte {
-	return records(complete, func(c Completion) int { return completionRecordSize + len(c.Type) + len(c.Payload) },
+	return records(complete, func(c Completion) int {
+		return completionRecordSize + len(c.Type) + len(c.Intent.Name) + len(c.Intent.Actor) + len(c.Intent.Payload) + len(c.Payload)
+	},
 		func(buf []byte, c Completion) []byte {
-			buf = appendField(buf, '{', "id", c.ID)
+			buf = appendField(buf, '{', "intent_id", c.Intent.ID)
+			buf = appendField(buf, ',', "batch_id", c.Intent.BatchID)
+			buf = appendField(buf, ',', "task_id", c.Intent.TaskID)
+			buf = appendField(buf, ',', "step_id", c.Intent.StepID)
 			buf = appendField(buf, ',', "type", c.Type)
-			buf = append(buf, `,"rows_affected":`...)
-			buf = strconv.AppendInt(buf, c.RowsAffected, 10)
-			return appendPayload(buf, c.Payload)
+			buf = appendField(buf, ',', "name", c.Intent.Name)
+			buf = appendField(buf, ',', "actor", c.Intent.Actor)
+			return appendPayload(buf, c.payload())
 		})
 }
 
@@ -289,6 +364,7 @@ func queryIDs(ctx context.Context, q Querier, into map[string]bool, query string
 func applyTx(ctx context.Context, tx *gorm.DB, b Batch, out Applied) error {
 	tx = tx.WithContext(ctx)
 	now := time.Now().UTC()
+	var open []models.WriteIntent
 	for _, in := range b.Open {
 		settled, err := AwaitSettled(ctx, tx, in.TaskID, in.StepID)
 		if err != nil {
@@ -298,35 +374,37 @@ func applyTx(ctx context.Context, tx *gorm.DB, b Batch, out Applied) error {
 			out.Refused[in.ID] = true
 			continue
 		}
-		in.CreatedAt = now
-		if err := tx.Create(&in).Error; err != nil {
+		open = append(open, in)
+	}
+	if len(open) > 0 {
+		var after int64
+		if err := tx.Model(&models.FeedEvent{}).Select("coalesce(max(id), 0)").Scan(&after).Error; err != nil {
+			return fmt.Errorf("intent: open: %w", err)
+		}
+		row := models.WriteIntentBatch{ID: b.ID, Owner: open[0].Owner, CreatedAt: now, FeedAfter: after, Intents: string(openRecords(open))}
+		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("intent: open: %w", err)
 		}
 	}
-	if len(b.Drop) > 0 {
-		if err := tx.Where("id IN ?", b.Drop).Delete(&models.WriteIntent{}).Error; err != nil {
-			return fmt.Errorf("intent: drop: %w", err)
-		}
-	}
 	for _, c := range b.Complete {
-		var in models.WriteIntent
-		res := tx.Where("id = ?", c.ID).Limit(1).Find(&in)
-		if res.Error != nil {
-			return fmt.Errorf("intent: complete: %w", res.Error)
+		var batches, tasks int64
+		if err := tx.Model(&models.WriteIntentBatch{}).Where("id = ?", c.Intent.BatchID).Count(&batches).Error; err != nil {
+			return fmt.Errorf("intent: complete: %w", err)
 		}
-		if res.RowsAffected == 0 {
-			out.Missing[c.ID] = true
+		if err := tx.Model(&models.Task{}).Where("id = ?", c.Intent.TaskID).Count(&tasks).Error; err != nil {
+			return fmt.Errorf("intent: complete: %w", err)
+		}
+		if batches == 0 || tasks == 0 {
+			out.Missing[c.Intent.ID] = true
 			continue
 		}
-		if err := tx.Where("id = ?", in.ID).Delete(&models.WriteIntent{}).Error; err != nil {
+		if err := feed.Insert(ctx, tx, false, feedRow(c.Intent, c.Type, c.payload(), now)); err != nil {
 			return fmt.Errorf("intent: complete: %w", err)
 		}
-		payload := c.Payload
-		if payload == nil {
-			payload = withRowsAffected(in.Payload, c.RowsAffected)
-		}
-		if err := feed.Insert(ctx, tx, false, feedRow(in, c.Type, payload, now)); err != nil {
-			return fmt.Errorf("intent: complete: %w", err)
+	}
+	if len(b.Done) > 0 {
+		if err := tx.Where("id IN ?", b.Done).Delete(&models.WriteIntentBatch{}).Error; err != nil {
+			return fmt.Errorf("intent: done: %w", err)
 		}
 	}
 	return nil
@@ -345,11 +423,10 @@ func withRowsAffected(payload models.JSON, n int64) models.JSON {
 	return append(out, '}')
 }
 
-// feedRow is the feed row an intent becomes.
+// feedRow is the feed row an intent becomes, which names it.
 func feedRow(in models.WriteIntent, typ string, payload models.JSON, at time.Time) models.FeedEvent {
-	step := in.StepID
-	return models.FeedEvent{TaskID: in.TaskID, StepID: &step, Type: typ, Name: in.Name, Payload: payload,
-		Actor: in.Actor, CreatedAt: at}
+	return models.FeedEvent{TaskID: in.TaskID, StepID: &in.StepID, Type: typ, Name: in.Name, Payload: payload,
+		Actor: in.Actor, IntentID: &in.ID, CreatedAt: at}
 }
 
 // AwaitSettled reports whether the app-tool await of a step is no longer
@@ -365,14 +442,4 @@ func AwaitSettled(ctx context.Context, db *gorm.DB, taskID, stepID string) (bool
 		return false, fmt.Errorf("intent: check await: %w", err)
 	}
 	return n > 0, nil
-}
-
-// Forget deletes the intent id inside tx, the transaction that records its
-// write's outcome itself (an action's). An intent already gone (a sweep
-// recorded it as unknown) is no error.
-func Forget(ctx context.Context, tx *gorm.DB, id string) error {
-	if err := tx.WithContext(ctx).Where("id = ?", id).Delete(&models.WriteIntent{}).Error; err != nil {
-		return fmt.Errorf("intent: forget: %w", err)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/store"
@@ -44,15 +45,17 @@ func (s step) intent(owner, name string) models.WriteIntent {
 		Actor: "user:x", Payload: models.MustJSON(map[string]any{"verb": "write", "op": name})}
 }
 
-// stores runs a test on both dialects.
-func stores(t *testing.T, fn func(t *testing.T, st *store.Store)) {
+// open records intents as one batch, as the journal does, and returns them
+// with their BatchID set.
+func open(t *testing.T, st *store.Store, intents ...models.WriteIntent) (intent.Applied, []models.WriteIntent) {
 	t.Helper()
-	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Schema, "sqlite": testkit.SQLite} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, open(t))
-		})
+	id := models.NewID()
+	for i := range intents {
+		intents[i].BatchID = id
 	}
+	applied, err := intent.Apply(context.Background(), st.DB, intent.Batch{ID: id, Open: intents})
+	require.NoError(t, err)
+	return applied, intents
 }
 
 func feedOf(t *testing.T, st *store.Store, taskID string) []models.FeedEvent {
@@ -62,17 +65,28 @@ func feedOf(t *testing.T, st *store.Store, taskID string) []models.FeedEvent {
 	return rows
 }
 
-func intentCount(t *testing.T, st *store.Store) int64 {
+func batches(t *testing.T, st *store.Store) []models.WriteIntentBatch {
 	t.Helper()
-	var n int64
-	require.NoError(t, st.DB.Model(&models.WriteIntent{}).Count(&n).Error)
-	return n
+	var rows []models.WriteIntentBatch
+	require.NoError(t, st.DB.Order("created_at").Find(&rows).Error)
+	return rows
+}
+
+// recordedIDs are the intent ids of a batch's records.
+func recordedIDs(t *testing.T, b models.WriteIntentBatch) []string {
+	t.Helper()
+	var recs []struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(b.Intents), &recs))
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 func TestApplyOpensOnlyWhereTheAwaitIsPendingOrAbsent(t *testing.T) {
 	t.Parallel()
-	stores(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		cases := []struct {
 			await string
 			opens bool
@@ -82,44 +96,61 @@ func TestApplyOpensOnlyWhereTheAwaitIsPendingOrAbsent(t *testing.T) {
 			{models.AwaitResolved, false},
 			{models.AwaitAborted, false},
 		}
-		var b intent.Batch
+		owner := models.NewID()
+		var intents []models.WriteIntent
 		for _, c := range cases {
-			b.Open = append(b.Open, newStep(t, st, c.await).intent(models.NewID(), "w"))
+			s := newStep(t, st, c.await)
+			intents = append(intents, s.intent(owner, "w"), s.intent(owner, "w")) // two a step
 		}
-		applied, err := intent.Apply(ctx, st.DB, b)
-		require.NoError(t, err)
-		for i, c := range cases {
-			require.Equal(t, !c.opens, applied.Refused[b.Open[i].ID], "await %q", c.await)
+		applied, opened := open(t, st, intents...)
+		var want []string
+		for i, in := range opened {
+			c := cases[i/2]
+			require.Equal(t, !c.opens, applied.Refused[in.ID], "await %q", c.await)
+			if c.opens {
+				want = append(want, in.ID)
+			}
 		}
-		require.Equal(t, int64(2), intentCount(t, st), "a refused intent is not recorded")
+		rows := batches(t, st)
+		require.Len(t, rows, 1, "one row for the batch")
+		require.Equal(t, opened[0].BatchID, rows[0].ID)
+		require.Equal(t, owner, rows[0].Owner)
+		require.Equal(t, want, recordedIDs(t, rows[0]), "a refused intent is not recorded")
+
+		_, none := open(t, st, newStep(t, st, models.AwaitResolved).intent(owner, "w"))
+		require.Len(t, batches(t, st), 1, "a batch refused whole records no row")
+		require.NotEmpty(t, none)
 	})
 }
 
-func TestApplyCompletesIntoOneFeedRowAndDropsWithoutAny(t *testing.T) {
+func TestApplyCompletesIntoOneFeedRowThatNamesTheIntent(t *testing.T) {
 	t.Parallel()
-	stores(t, func(t *testing.T, st *store.Store) {
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		s := newStep(t, st, models.AwaitPending)
-		done, dropped := s.intent(models.NewID(), "set_status"), s.intent(models.NewID(), "set_status")
-		applied, err := intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{done, dropped}})
-		require.NoError(t, err)
-		require.Empty(t, applied.Refused)
+		_, opened := open(t, st, s.intent(models.NewID(), "set_status"), s.intent(models.NewID(), "set_status"))
+		done := opened[0] // the other is dropped: its write did not commit
 
 		result := models.MustJSON(map[string]any{"verb": "write", "rows_affected": 1})
-		completion := intent.Completion{ID: done.ID, TaskID: s.TaskID, Type: models.FeedAgentAction, Payload: result}
-		applied, err = intent.Apply(ctx, st.DB, intent.Batch{Drop: []string{dropped.ID}, Complete: []intent.Completion{completion}})
+		completion := intent.Completion{Intent: done, Type: models.FeedAgentAction, Payload: result}
+		applied, err := intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{completion}})
 		require.NoError(t, err)
 		require.Empty(t, applied.Missing)
-		require.Zero(t, intentCount(t, st))
 		rows := feedOf(t, st, s.TaskID)
 		require.Len(t, rows, 1, "the completed intent became one feed row, the dropped one none")
 		require.Equal(t, models.FeedAgentAction, rows[0].Type)
 		require.Equal(t, "set_status", rows[0].Name)
 		require.Equal(t, s.StepID, *rows[0].StepID)
 		require.Equal(t, "user:x", rows[0].Actor)
+		require.Equal(t, done.ID, *rows[0].IntentID)
 		require.JSONEq(t, string(result), string(rows[0].Payload))
 
-		// Completing it again (a racing sweep got there first) records nothing.
+		// Both settled, the batch's row goes.
+		_, err = intent.Apply(ctx, st.DB, intent.Batch{Done: []string{done.BatchID}})
+		require.NoError(t, err)
+		require.Empty(t, batches(t, st))
+
+		// Completing it again (a racing sweep took the batch first) records nothing.
 		applied, err = intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{completion}})
 		require.NoError(t, err)
 		require.True(t, applied.Missing[done.ID])
@@ -128,18 +159,17 @@ func TestApplyCompletesIntoOneFeedRowAndDropsWithoutAny(t *testing.T) {
 }
 
 // A completion without a payload records the intent's own record with the
-// write's row count added (the database builds it from the intent).
+// write's row count added.
 func TestACompletionByCountRecordsTheIntentsRecordWithTheCount(t *testing.T) {
 	t.Parallel()
-	stores(t, func(t *testing.T, st *store.Store) {
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		s := newStep(t, st, models.AwaitPending)
 		in := s.intent(models.NewID(), "set_n")
 		in.Payload = models.JSON(`{"op":"set_n","row":{"id":12345678901234567890,"n":"a \"b\" \u00e9"},"verb":"write"}`)
-		_, err := intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{in}})
-		require.NoError(t, err)
+		_, opened := open(t, st, in)
 		applied, err := intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{
-			{ID: in.ID, TaskID: s.TaskID, Type: models.FeedAgentAction, RowsAffected: 2}}})
+			{Intent: opened[0], Type: models.FeedAgentAction, RowsAffected: 2}}})
 		require.NoError(t, err)
 		require.Empty(t, applied.Missing)
 		rows := feedOf(t, st, s.TaskID)
@@ -149,35 +179,30 @@ func TestACompletionByCountRecordsTheIntentsRecordWithTheCount(t *testing.T) {
 	})
 }
 
-func TestApplyIsAllOrNothing(t *testing.T) {
+// A task deleted while its write was in flight gets no feed row (the
+// completion is missing, not an error), and the batch's other intents are
+// recorded; a task's delete takes its feed rows with it.
+func TestATaskDeletedMeanwhileGetsNoFeedRow(t *testing.T) {
 	t.Parallel()
-	stores(t, func(t *testing.T, st *store.Store) {
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		s := newStep(t, st, models.AwaitPending)
-		good := s.intent(models.NewID(), "w")
-		dropped := s.intent(models.NewID(), "w")
-		orphan := newStep(t, st, "").intent(models.NewID(), "w")
-		_, err := intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{good, dropped, orphan}})
-		require.NoError(t, err)
-		require.NoError(t, st.DB.Delete(&models.Task{}, "id = ?", orphan.TaskID).Error) // its task is deleted meanwhile
+		other := newStep(t, st, "")
+		_, opened := open(t, st, s.intent(models.NewID(), "w"), other.intent(models.NewID(), "w"))
+		require.NoError(t, st.DB.Delete(&models.Task{}, "id = ?", other.TaskID).Error)
 
-		_, err = intent.Apply(ctx, st.DB, intent.Batch{
-			Drop: []string{dropped.ID},
-			Complete: []intent.Completion{
-				{ID: good.ID, TaskID: good.TaskID, Type: models.FeedAgentAction, Payload: good.Payload},
-				{ID: orphan.ID, TaskID: orphan.TaskID, Type: models.FeedAgentAction, Payload: orphan.Payload},
-			},
-		})
-		require.Error(t, err, "the orphan's feed row has no task")
-		require.Empty(t, feedOf(t, st, s.TaskID), "the good intent was not completed either")
-		require.Equal(t, int64(3), intentCount(t, st), "nor the dropped one dropped")
-
-		// The sweep lets the orphan go and records the others.
-		n, err := intent.Sweep(ctx, st, time.Now().Add(intent.StaleAfter+time.Minute))
+		var complete []intent.Completion
+		for _, in := range opened {
+			complete = append(complete, intent.Completion{Intent: in, Type: models.FeedAgentAction, RowsAffected: 1})
+		}
+		applied, err := intent.Apply(ctx, st.DB, intent.Batch{Complete: complete})
 		require.NoError(t, err)
-		require.Equal(t, 2, n)
-		require.Zero(t, intentCount(t, st))
-		require.Len(t, feedOf(t, st, s.TaskID), 2)
+		require.Equal(t, map[string]bool{opened[1].ID: true}, applied.Missing)
+		require.Len(t, feedOf(t, st, s.TaskID), 1)
+		require.Empty(t, feedOf(t, st, other.TaskID))
+
+		require.NoError(t, st.DB.Delete(&models.Task{}, "id = ?", s.TaskID).Error)
+		require.Empty(t, feedOf(t, st, s.TaskID), "a deleted task's feed rows go with it")
 	})
 }
 
@@ -191,8 +216,10 @@ func TestSweepRecordsTheIntentsOfAGoneOwnerOnceAndLeavesALiveOnesAlone(t *testin
 	defer live.Close()
 	gone, err := intent.Claim(ctx, st, discard)
 	require.NoError(t, err)
-	liveIntent, goneIntent := s.intent(live.ID(), "live"), s.intent(gone.ID(), "gone")
-	_, err = intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{liveIntent, goneIntent}})
+	_, liveBatch := open(t, st, s.intent(live.ID(), "live"))
+	_, goneBatch := open(t, st, s.intent(gone.ID(), "recorded"), s.intent(gone.ID(), "gone"))
+	// The first of the gone owner's writes was recorded before it stopped.
+	_, err = intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{{Intent: goneBatch[0], Type: models.FeedAgentAction, RowsAffected: 1}}})
 	require.NoError(t, err)
 
 	n, err := intent.Sweep(ctx, st, time.Now())
@@ -218,36 +245,35 @@ func TestSweepRecordsTheIntentsOfAGoneOwnerOnceAndLeavesALiveOnesAlone(t *testin
 	for n := range counts {
 		total += n
 	}
-	require.Equal(t, 1, total, "concurrent sweeps record the gone owner's intent once")
+	require.Equal(t, 1, total, "concurrent sweeps record the gone owner's unrecorded intent once")
 
 	rows := feedOf(t, st, s.TaskID)
-	require.Len(t, rows, 1)
-	require.Equal(t, models.FeedAgentActionUnknown, rows[0].Type)
-	require.Equal(t, "gone", rows[0].Name)
+	require.Len(t, rows, 2)
+	require.Equal(t, models.FeedAgentAction, rows[0].Type, "the recorded write keeps its row, and no other")
+	require.Equal(t, models.FeedAgentActionUnknown, rows[1].Type)
+	require.Equal(t, "gone", rows[1].Name)
+	require.Equal(t, goneBatch[1].ID, *rows[1].IntentID)
 	var payload map[string]any
-	require.NoError(t, json.Unmarshal(rows[0].Payload, &payload))
+	require.NoError(t, json.Unmarshal(rows[1].Payload, &payload))
 	require.Equal(t, "unknown", payload["outcome"])
-	require.Equal(t, goneIntent.ID, payload["intent_id"])
+	require.Equal(t, goneBatch[1].ID, payload["intent_id"])
 	require.Equal(t, intent.ReasonOwnerGone, payload["reason"])
 	require.Equal(t, map[string]any{"verb": "write", "op": "gone"}, payload["intended"])
 
-	var left []models.WriteIntent
-	require.NoError(t, st.DB.Find(&left).Error)
+	left := batches(t, st)
 	require.Len(t, left, 1)
-	require.Equal(t, liveIntent.ID, left[0].ID, "the live owner's intent is untouched")
+	require.Equal(t, liveBatch[0].BatchID, left[0].ID, "the live owner's batch is untouched")
 }
 
 func TestSweepRecordsAStaleIntentWhateverItsOwner(t *testing.T) {
 	t.Parallel()
-	stores(t, func(t *testing.T, st *store.Store) {
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		s := newStep(t, st, "")
 		owner, err := intent.Claim(ctx, st, discard)
 		require.NoError(t, err)
 		defer owner.Close()
-		in := s.intent(owner.ID(), "w")
-		_, err = intent.Apply(ctx, st.DB, intent.Batch{Open: []models.WriteIntent{in}})
-		require.NoError(t, err)
+		open(t, st, s.intent(owner.ID(), "w"))
 
 		n, err := intent.Sweep(ctx, st, time.Now())
 		require.NoError(t, err)
@@ -258,6 +284,96 @@ func TestSweepRecordsAStaleIntentWhateverItsOwner(t *testing.T) {
 		rows := feedOf(t, st, s.TaskID)
 		require.Len(t, rows, 1)
 		require.Equal(t, models.FeedAgentActionUnknown, rows[0].Type)
-		require.Zero(t, intentCount(t, st))
+		require.Empty(t, batches(t, st))
 	})
+}
+
+// A sweep skips a batch a completion holds (the completion then records its
+// intent), and a completion after the sweep finds the batch gone.
+func TestASweepAndACompletionNeverBothRecord(t *testing.T) {
+	t.Parallel()
+	st := testkit.Schema(t)
+	ctx := context.Background()
+	s := newStep(t, st, "")
+	gone, err := intent.Claim(ctx, st, discard)
+	require.NoError(t, err)
+	_, opened := open(t, st, s.intent(gone.ID(), "w"))
+	gone.Close()
+
+	holder := st.DB.Begin()
+	t.Cleanup(func() { holder.Rollback() })
+	var held []models.WriteIntentBatch
+	require.NoError(t, holder.Clauses(clause.Locking{Strength: "KEY SHARE"}).Find(&held, "id = ?", opened[0].BatchID).Error)
+	require.Len(t, held, 1)
+	n, err := intent.Sweep(ctx, st, time.Now())
+	require.NoError(t, err)
+	require.Zero(t, n, "the held batch is skipped")
+	require.NoError(t, holder.Rollback().Error)
+
+	n, err = intent.Sweep(ctx, st, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	applied, err := intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{{Intent: opened[0], Type: models.FeedAgentAction, RowsAffected: 1}}})
+	require.NoError(t, err)
+	require.True(t, applied.Missing[opened[0].ID], "the late completion records nothing")
+	require.Len(t, feedOf(t, st, s.TaskID), 1)
+}
+
+// Intents of processes from before intent batches (a row each) are still
+// swept.
+func TestSweepRecordsLegacyIntents(t *testing.T) {
+	t.Parallel()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		s := newStep(t, st, "")
+		in := s.intent(models.NewID(), "old")
+		in.CreatedAt = time.Now().Add(-time.Hour)
+		require.NoError(t, st.DB.Create(&in).Error)
+		n, err := intent.Sweep(ctx, st, time.Now())
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		var left int64
+		require.NoError(t, st.DB.Model(&models.WriteIntent{}).Count(&left).Error)
+		require.Zero(t, left)
+		rows := feedOf(t, st, s.TaskID)
+		require.Len(t, rows, 1)
+		require.Equal(t, in.ID, *rows[0].IntentID)
+	})
+}
+
+// TestASettleTakesTheTaskLockBeforeDrawingAnId: while a feed reader holds a
+// task's lock, a settle must wait without drawing a feed id; ids drawn and
+// committed behind a reader's back are what a cursor would skip.
+func TestASettleTakesTheTaskLockBeforeDrawingAnId(t *testing.T) {
+	t.Parallel()
+	st := testkit.Schema(t)
+	ctx := context.Background()
+	s := newStep(t, st, "")
+	_, opened := open(t, st, s.intent(models.NewID(), "zero"), s.intent(models.NewID(), "one"))
+	complete := func(in models.WriteIntent) error {
+		_, err := intent.Apply(ctx, st.DB, intent.Batch{Complete: []intent.Completion{{Intent: in, Type: models.FeedAgentAction, RowsAffected: 1}}})
+		return err
+	}
+	require.NoError(t, complete(opened[0])) // the sequence has been called once
+	lastValue := func() int64 {
+		var v int64
+		require.NoError(t, st.DB.Raw("SELECT last_value FROM feed_events_id_seq").Scan(&v).Error)
+		return v
+	}
+	before := lastValue()
+	reader := st.DB.Begin()
+	t.Cleanup(func() { reader.Rollback() })
+	require.NoError(t, reader.Exec("SELECT pg_advisory_xact_lock(hashtext('feed:' || ?::text))", s.TaskID).Error)
+
+	done := make(chan error, 1)
+	go func() { done <- complete(opened[1]) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the settle finished while a reader held the task lock: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.Equal(t, before, lastValue(), "no id was drawn while waiting for the lock")
+	require.NoError(t, reader.Commit().Error)
+	require.NoError(t, <-done)
+	require.Len(t, feedOf(t, st, s.TaskID), 2)
 }

@@ -25,16 +25,23 @@ func TestRecordsAreJSONThatReadsBackAsTheBatch(t *testing.T) {
 		want := json.RawMessage(models.MustJSON(s)) // encoding/json's reading of s (invalid UTF-8 → U+FFFD)
 		var wantS string
 		require.NoError(t, json.Unmarshal(want, &wantS))
-		require.Equal(t, map[string]any{"id": open[0].ID, "owner": open[0].Owner, "task_id": open[0].TaskID, "step_id": open[0].StepID,
+		require.Equal(t, map[string]any{"id": open[0].ID, "task_id": open[0].TaskID, "step_id": open[0].StepID,
 			"name": wantS, "actor": "user:" + wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}}, gotOpen[0])
 		require.Equal(t, "second", gotOpen[1]["name"])
+		back, err := readRecords(models.WriteIntentBatch{ID: "b", Intents: string(openRecords(open))})
+		require.NoError(t, err)
+		require.Equal(t, open[1].ID, back[1].ID)
+		require.Equal(t, wantS, back[0].Name, "a sweep reads the records back")
 
-		complete := []Completion{{ID: open[0].ID, Type: s, Payload: payload}, {ID: open[1].ID, Type: "t", RowsAffected: 7}}
+		open[0].BatchID = models.NewID()
+		complete := []Completion{{Intent: open[0], Type: s, Payload: payload}, {Intent: open[1], Type: "t", RowsAffected: 7}}
 		var gotComplete []map[string]any
 		require.NoError(t, json.Unmarshal(completionRecords(complete), &gotComplete), "%q", s)
 		require.Equal(t, []map[string]any{
-			{"id": open[0].ID, "type": wantS, "rows_affected": float64(0), "payload": map[string]any{"row": map[string]any{"v": wantS}}},
-			{"id": open[1].ID, "type": "t", "rows_affected": float64(7), "payload": nil},
+			{"intent_id": open[0].ID, "batch_id": open[0].BatchID, "task_id": open[0].TaskID, "step_id": open[0].StepID, "type": wantS,
+				"name": wantS, "actor": "user:" + wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}},
+			{"intent_id": open[1].ID, "batch_id": "", "task_id": "", "step_id": "", "type": "t", "name": "second", "actor": "",
+				"payload": map[string]any{"rows_affected": float64(7)}},
 		}, gotComplete)
 	}
 }

@@ -2,12 +2,14 @@ package intent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/feed"
@@ -48,17 +50,21 @@ func UnknownPayload(in models.WriteIntent, reason string) models.JSON {
 
 // Sweep records abandoned intents as agent_action_unknown feed rows and
 // returns how many it recorded: on Postgres, those of owners that are gone
-// (their lock is free); everywhere, those older than StaleAfter. Each intent
-// is recorded once, however many sweeps run at once: it is deleted in the
-// transaction that writes its feed row, and a completion racing the sweep
-// finds it gone. The api runs a sweep when it starts, the worker
-// periodically.
+// (their lock is free); everywhere, those older than StaleAfter. An intent
+// of an abandoned batch is recorded as unknown unless a feed row names it
+// already (its write's, recorded before the owner stopped), and the batch
+// row is deleted in the same transaction. Each intent is recorded once,
+// however many sweeps run at once (a batch being swept is locked, and skipped
+// by the others), and a completion racing the sweep finds its batch gone
+// and writes nothing. The api runs a sweep when it starts, the worker
+// periodically. Intents of processes from before intent batches (a row of
+// write_intents each) are swept the same way.
 func Sweep(ctx context.Context, st *store.Store, now time.Time) (int, error) {
 	total := 0
 	if st.Dialect == config.Postgres {
-		var owners []string
-		if err := st.DB.WithContext(ctx).Model(&models.WriteIntent{}).Distinct("owner").Pluck("owner", &owners).Error; err != nil {
-			return 0, fmt.Errorf("intent: list owners: %w", err)
+		owners, err := abandonedOwners(ctx, st)
+		if err != nil {
+			return 0, err
 		}
 		for _, owner := range owners {
 			err := st.Tx(ctx, func(tx *gorm.DB) error {
@@ -71,7 +77,7 @@ func Sweep(ctx context.Context, st *store.Store, now time.Time) (int, error) {
 				if !gone {
 					return nil
 				}
-				n, err := recordUnknown(ctx, tx, ReasonOwnerGone, "owner = ?", owner)
+				n, err := recordAbandoned(ctx, tx, ReasonOwnerGone, "owner = ?", owner)
 				total += n
 				return err
 			})
@@ -81,14 +87,113 @@ func Sweep(ctx context.Context, st *store.Store, now time.Time) (int, error) {
 		}
 	}
 	err := st.Tx(ctx, func(tx *gorm.DB) error {
-		n, err := recordUnknown(ctx, tx, ReasonStale, "created_at < ?", now.Add(-StaleAfter))
+		n, err := recordAbandoned(ctx, tx, ReasonStale, "created_at < ?", now.Add(-StaleAfter))
 		total += n
 		return err
 	})
 	return total, err
 }
 
-// recordUnknown deletes the intents matching where and writes their
+// abandonedOwners lists the owners of every batch and legacy intent.
+func abandonedOwners(ctx context.Context, st *store.Store) ([]string, error) {
+	var batchOwners, intentOwners []string
+	if err := st.DB.WithContext(ctx).Model(&models.WriteIntentBatch{}).Distinct("owner").Pluck("owner", &batchOwners).Error; err != nil {
+		return nil, fmt.Errorf("intent: list owners: %w", err)
+	}
+	if err := st.DB.WithContext(ctx).Model(&models.WriteIntent{}).Distinct("owner").Pluck("owner", &intentOwners).Error; err != nil {
+		return nil, fmt.Errorf("intent: list owners: %w", err)
+	}
+	slices.Sort(batchOwners)
+	for _, o := range intentOwners {
+		if _, found := slices.BinarySearch(batchOwners, o); !found {
+			batchOwners = append(batchOwners, o)
+		}
+	}
+	return batchOwners, nil
+}
+
+// recordAbandoned records, inside tx, the intents of the batches and of the
+// legacy intents matching where (on owner and created_at).
+func recordAbandoned(ctx context.Context, tx *gorm.DB, reason, where string, args ...any) (int, error) {
+	n, err := recordBatches(ctx, tx, reason, where, args...)
+	if err != nil {
+		return n, err
+	}
+	m, err := recordUnknown(ctx, tx, reason, where, args...)
+	return n + m, err
+}
+
+// recordBatches takes the batches matching where (locking them, skipping
+// those another sweep or a completion holds), writes the unknown feed rows
+// of their intents that no feed row names, and deletes them.
+func recordBatches(ctx context.Context, tx *gorm.DB, reason, where string, args ...any) (int, error) {
+	tx = tx.WithContext(ctx)
+	q := tx.Where(where, args...)
+	if tx.Dialector.Name() == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+	}
+	var batches []models.WriteIntentBatch
+	if err := q.Find(&batches).Error; err != nil {
+		return 0, fmt.Errorf("intent: take abandoned batches: %w", err)
+	}
+	total := 0
+	for _, b := range batches {
+		intents, err := readRecords(b)
+		if err != nil {
+			return total, err
+		}
+		open := make([]models.WriteIntent, 0, len(intents))
+		ids, tasks := make([]string, len(intents)), make([]string, len(intents))
+		for i, in := range intents {
+			ids[i], tasks[i] = in.ID, in.TaskID
+		}
+		var recorded []string
+		if err := tx.Model(&models.FeedEvent{}).Where("task_id IN ? AND id > ? AND intent_id IN ?", feed.LockOrder(tasks), b.FeedAfter, ids).
+			Pluck("intent_id", &recorded).Error; err != nil {
+			return total, fmt.Errorf("intent: find recorded intents: %w", err)
+		}
+		for _, in := range intents {
+			if !slices.Contains(recorded, in.ID) {
+				open = append(open, in)
+			}
+		}
+		n, err := recordUnknownOf(ctx, tx, open, reason)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if err := tx.Delete(&models.WriteIntentBatch{}, "id = ?", b.ID).Error; err != nil {
+			return total, fmt.Errorf("intent: delete batch: %w", err)
+		}
+	}
+	return total, nil
+}
+
+// record is one intent of a batch's records (openRecords).
+type record struct {
+	ID      string      `json:"id"`
+	TaskID  string      `json:"task_id"`
+	StepID  string      `json:"step_id"`
+	Name    string      `json:"name"`
+	Actor   string      `json:"actor"`
+	Payload models.JSON `json:"payload"`
+}
+
+// readRecords returns the intents of batch b.
+func readRecords(b models.WriteIntentBatch) ([]models.WriteIntent, error) {
+	var recs []record
+	if err := json.Unmarshal([]byte(b.Intents), &recs); err != nil {
+		return nil, fmt.Errorf("intent: read batch %s: %w", b.ID, err)
+	}
+	out := make([]models.WriteIntent, len(recs))
+	for i, r := range recs {
+		out[i] = models.WriteIntent{ID: r.ID, Owner: b.Owner, TaskID: r.TaskID, StepID: r.StepID, Name: r.Name,
+			Actor: r.Actor, Payload: r.Payload, CreatedAt: b.CreatedAt, BatchID: b.ID}
+	}
+	return out, nil
+}
+
+// recordUnknown deletes the legacy intents matching where and writes their
 // unknown feed rows, inside tx.
 func recordUnknown(ctx context.Context, tx *gorm.DB, reason, where string, args ...any) (int, error) {
 	var rows []models.WriteIntent
@@ -97,6 +202,11 @@ func recordUnknown(ctx context.Context, tx *gorm.DB, reason, where string, args 
 	if err != nil {
 		return 0, fmt.Errorf("intent: take abandoned intents: %w", err)
 	}
+	return recordUnknownOf(ctx, tx, rows, reason)
+}
+
+// recordUnknownOf writes the unknown feed rows of intents, inside tx.
+func recordUnknownOf(ctx context.Context, tx *gorm.DB, rows []models.WriteIntent, reason string) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -107,10 +217,16 @@ func recordUnknown(ctx context.Context, tx *gorm.DB, reason, where string, args 
 		tasks[i], steps[i] = in.TaskID, in.StepID
 	}
 	var liveTasks, liveSteps []string
-	if err := tx.Model(&models.Task{}).Where("id IN ?", tasks).Pluck("id", &liveTasks).Error; err != nil {
+	q := tx.WithContext(ctx).Model(&models.Task{}).Where("id IN ?", tasks)
+	if tx.Dialector.Name() == "postgres" {
+		// Kept until the commit, so that the task is still there when its
+		// rows are (feed.Insert checks the same).
+		q = q.Clauses(clause.Locking{Strength: "KEY SHARE"})
+	}
+	if err := q.Pluck("id", &liveTasks).Error; err != nil {
 		return 0, fmt.Errorf("intent: find tasks: %w", err)
 	}
-	if err := tx.Model(&models.Step{}).Where("id IN ?", steps).Pluck("id", &liveSteps).Error; err != nil {
+	if err := tx.WithContext(ctx).Model(&models.Step{}).Where("id IN ?", steps).Pluck("id", &liveSteps).Error; err != nil {
 		return 0, fmt.Errorf("intent: find steps: %w", err)
 	}
 	now := time.Now().UTC()

@@ -15,31 +15,27 @@ import (
 
 func TestPruneDeletesOnlyRowsSentBeforeTheCutoff(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Schema, "sqlite": testkit.SQLite} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st := open(t)
-			ctx := context.Background()
-			now := time.Now().UTC()
-			old, recent := now.Add(-10*24*time.Hour), now.Add(-time.Hour)
-			rows := map[string]*time.Time{ // id → sent_at
-				"sent-long-ago": &old, "sent-recently": &recent, "never-sent": nil,
-			}
-			ids := map[string]string{}
-			for label, sentAt := range rows {
-				row := models.Outbox{ID: models.NewID(), Kind: outbox.KindResumeEvent, Payload: models.MustJSON(map[string]string{}),
-					CreatedAt: old, SentAt: sentAt}
-				require.NoError(t, st.DB.Create(&row).Error)
-				ids[label] = row.ID
-			}
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now := time.Now().UTC()
+		old, recent := now.Add(-10*24*time.Hour), now.Add(-time.Hour)
+		rows := map[string]*time.Time{ // id → sent_at
+			"sent-long-ago": &old, "sent-recently": &recent, "never-sent": nil,
+		}
+		ids := map[string]string{}
+		for label, sentAt := range rows {
+			row := models.Outbox{ID: models.NewID(), Kind: outbox.KindResumeEvent, Payload: models.MustJSON(map[string]string{}),
+				CreatedAt: old, SentAt: sentAt}
+			require.NoError(t, st.DB.Create(&row).Error)
+			ids[label] = row.ID
+		}
 
-			n, err := outbox.Prune(ctx, st.DB, now.Add(-7*24*time.Hour))
-			require.NoError(t, err)
-			require.EqualValues(t, 1, n)
-			var left []string
-			require.NoError(t, st.DB.Model(&models.Outbox{}).Order("id").Pluck("id", &left).Error)
-			require.ElementsMatch(t, []string{ids["sent-recently"], ids["never-sent"]}, left,
-				"a recently sent row and an unsent one, however old, are kept")
-		})
-	}
+		n, err := outbox.Prune(ctx, st.DB, now.Add(-7*24*time.Hour))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		var left []string
+		require.NoError(t, st.DB.Model(&models.Outbox{}).Order("id").Pluck("id", &left).Error)
+		require.ElementsMatch(t, []string{ids["sent-recently"], ids["never-sent"]}, left,
+			"a recently sent row and an unsent one, however old, are kept")
+	})
 }

@@ -18,61 +18,57 @@ import (
 // free again, abort by the holder only, and expiry by its job.
 func TestQueueOnBothDialects(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Schema, "sqlite": testkit.SQLite} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st := open(t)
-			tn := testkit.NewTenant(t, st.DB)
-			ctx := context.Background()
-			now := time.Now().UTC()
-			clock := func() time.Time { return now }
-			q := review.NewQueue(review.QueueOptions{Store: st, Now: func() time.Time { return clock() }})
-			park := func(priority float64, age time.Duration) string {
-				task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput,
-					Priority: priority, CreatedAt: now.Add(-age), UpdatedAt: now}
-				require.NoError(t, st.DB.Create(&task).Error)
-				step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
-				require.NoError(t, st.DB.Create(&step).Error)
-				require.NoError(t, st.DB.Create(&models.TaskAwait{ID: models.NewID(), TaskID: task.ID, SourceType: models.AwaitSourceAppTool,
-					CorrelationKey: step.ID, Status: models.AwaitPending}).Error)
-				return task.ID
-			}
-			low, high := park(1, time.Hour), park(5, time.Minute)
-			me, other := tn.Admin.ID, models.NewID()
-			require.NoError(t, st.DB.Create(&models.User{ID: other, WorkspaceID: tn.Workspace.ID, Email: other + "@example.test", Role: models.RoleReviewer, PasswordHash: "-"}).Error)
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		tn := testkit.NewTenant(t, st.DB)
+		ctx := context.Background()
+		now := time.Now().UTC()
+		clock := func() time.Time { return now }
+		q := review.NewQueue(review.QueueOptions{Store: st, Now: func() time.Time { return clock() }})
+		park := func(priority float64, age time.Duration) string {
+			task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput,
+				Priority: priority, CreatedAt: now.Add(-age), UpdatedAt: now}
+			require.NoError(t, st.DB.Create(&task).Error)
+			step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
+			require.NoError(t, st.DB.Create(&step).Error)
+			require.NoError(t, st.DB.Create(&models.TaskAwait{ID: models.NewID(), TaskID: task.ID, SourceType: models.AwaitSourceAppTool,
+				CorrelationKey: step.ID, Status: models.AwaitPending}).Error)
+			return task.ID
+		}
+		low, high := park(1, time.Hour), park(5, time.Minute)
+		me, other := tn.Admin.ID, models.NewID()
+		require.NoError(t, st.DB.Create(&models.User{ID: other, WorkspaceID: tn.Workspace.ID, Email: other + "@example.test", Role: models.RoleReviewer, PasswordHash: "-"}).Error)
 
-			c, err := q.Next(ctx, tn.Workspace.ID, me)
-			require.NoError(t, err)
-			require.Equal(t, high, c.TaskID)
-			require.NotEmpty(t, c.StepID)
-			c2, err := q.Next(ctx, tn.Workspace.ID, other)
-			require.NoError(t, err)
-			require.Equal(t, low, c2.TaskID)
-			none, err := q.Next(ctx, tn.Workspace.ID, other)
-			require.NoError(t, err)
-			require.Nil(t, none)
+		c, err := q.Next(ctx, tn.Workspace.ID, me)
+		require.NoError(t, err)
+		require.Equal(t, high, c.TaskID)
+		require.NotEmpty(t, c.StepID)
+		c2, err := q.Next(ctx, tn.Workspace.ID, other)
+		require.NoError(t, err)
+		require.Equal(t, low, c2.TaskID)
+		none, err := q.Next(ctx, tn.Workspace.ID, other)
+		require.NoError(t, err)
+		require.Nil(t, none)
 
-			require.ErrorContains(t, q.Abort(ctx, tn.Workspace.ID, other, high), "not claimed by you")
-			require.NoError(t, q.Holds(ctx, tn.Workspace.ID, me, high))
+		require.ErrorContains(t, q.Abort(ctx, tn.Workspace.ID, other, high), "not claimed by you")
+		require.NoError(t, q.Holds(ctx, tn.Workspace.ID, me, high))
 
-			// Past their time the claims are free again: each reviewer gets
-			// the task assigned to them first; the jobs clear what was not
-			// claimed since.
-			clock = func() time.Time { return now.Add(review.ClaimDuration + time.Second) }
-			again, err := q.Next(ctx, tn.Workspace.ID, other)
-			require.NoError(t, err)
-			require.Equal(t, low, again.TaskID, "assigned to them")
-			cleared, err := q.ExpireClaim(ctx, low, c2.ClaimExpiresAt)
-			require.NoError(t, err)
-			require.False(t, cleared, "a claim taken since is not the one that expired")
-			cleared, err = q.ExpireClaim(ctx, high, c.ClaimExpiresAt)
-			require.NoError(t, err)
-			require.True(t, cleared)
-			mine, err := q.Next(ctx, tn.Workspace.ID, me)
-			require.NoError(t, err)
-			require.Equal(t, high, mine.TaskID)
-			require.NoError(t, q.Abort(ctx, tn.Workspace.ID, me, high))
-			require.ErrorContains(t, q.Holds(ctx, tn.Workspace.ID, me, high), "do not hold")
-		})
-	}
+		// Past their time the claims are free again: each reviewer gets
+		// the task assigned to them first; the jobs clear what was not
+		// claimed since.
+		clock = func() time.Time { return now.Add(review.ClaimDuration + time.Second) }
+		again, err := q.Next(ctx, tn.Workspace.ID, other)
+		require.NoError(t, err)
+		require.Equal(t, low, again.TaskID, "assigned to them")
+		cleared, err := q.ExpireClaim(ctx, low, c2.ClaimExpiresAt)
+		require.NoError(t, err)
+		require.False(t, cleared, "a claim taken since is not the one that expired")
+		cleared, err = q.ExpireClaim(ctx, high, c.ClaimExpiresAt)
+		require.NoError(t, err)
+		require.True(t, cleared)
+		mine, err := q.Next(ctx, tn.Workspace.ID, me)
+		require.NoError(t, err)
+		require.Equal(t, high, mine.TaskID)
+		require.NoError(t, q.Abort(ctx, tn.Workspace.ID, me, high))
+		require.ErrorContains(t, q.Holds(ctx, tn.Workspace.ID, me, high), "do not hold")
+	})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
-	"github.com/appruntime/appruntime/internal/intent"
+	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/models"
@@ -116,13 +116,14 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 			}
 		}
 		results["await_resolved"] = resolved
+		row := feedRow(c, models.FeedAgentAction, feedName, map[string]any{"verb": "action", "action": act.Name, "results": results})
 		if in != nil {
-			if err := intent.Forget(ctx, db, in.ID); err != nil {
-				return err
-			}
+			row.IntentID = &in.ID // the row records the intent: a sweep leaves it be
 		}
-		return recordFeed(ctx, db, c, models.FeedAgentAction, feedName,
-			map[string]any{"verb": "action", "action": act.Name, "results": results})
+		if err := feed.Insert(ctx, db, false, row); err != nil {
+			return fmt.Errorf("runtime: record feed: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		// Once the data source committed, the intent stays: the sweep
@@ -132,6 +133,9 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 			err = s.settleFailed(ctx, *in, err, lost)
 		}
 		return Result{}, err
+	}
+	if in != nil {
+		s.Journal.Recorded(ctx, *in)
 	}
 	if resolved && s.AfterRelease != nil {
 		s.AfterRelease(ctx)

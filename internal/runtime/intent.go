@@ -20,7 +20,7 @@ import (
 func (s *Service) openIntent(ctx context.Context, c session.Claims, name string, record models.JSON) (models.WriteIntent, error) {
 	in := models.WriteIntent{ID: models.NewID(), TaskID: c.TaskID, StepID: c.StepID, Name: name, Actor: actor(c),
 		Payload: record, CreatedAt: time.Now().UTC()}
-	opened, err := s.Journal.Open(ctx, in)
+	in, opened, err := s.Journal.Open(ctx, in)
 	if err != nil {
 		return in, err
 	}
@@ -68,9 +68,7 @@ func (s *Service) completeIntent(ctx context.Context, in models.WriteIntent, row
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
-	return s.Journal.CompleteLater(ctx, intent.Completion{
-		ID: in.ID, TaskID: in.TaskID, Type: models.FeedAgentAction, RowsAffected: rowsAffected,
-	})
+	return s.Journal.CompleteLater(ctx, intent.Completion{Intent: in, Type: models.FeedAgentAction, RowsAffected: rowsAffected})
 }
 
 // settleFailed records what a failed write leaves and returns writeErr: when
@@ -81,10 +79,10 @@ func (s *Service) settleFailed(ctx context.Context, in models.WriteIntent, write
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	if lost {
-		_, err = s.Journal.Complete(ctx, intent.Completion{ID: in.ID, TaskID: in.TaskID,
+		_, err = s.Journal.Complete(ctx, intent.Completion{Intent: in,
 			Type: models.FeedAgentActionUnknown, Payload: intent.UnknownPayload(in, intent.ReasonAnswerLost)})
 	} else {
-		err = s.Journal.Drop(ctx, in.ID)
+		err = s.Journal.Drop(ctx, in)
 	}
 	if err != nil {
 		return errors.Join(writeErr, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,11 +30,11 @@ func TestJournalCommitsEveryWriteAndIsolatesABadOne(t *testing.T) {
 	write := func(taskID string, i int) error {
 		in := models.WriteIntent{ID: models.NewID(), TaskID: taskID, StepID: step.ID, Name: "w", Actor: "user:x",
 			Payload: models.MustJSON(map[string]int{"i": i})}
-		opened, err := j.Open(ctx, in)
+		in, opened, err := j.Open(ctx, in)
 		if err != nil || !opened {
 			return fmt.Errorf("open: %v, %w", opened, err)
 		}
-		done, err := j.Complete(ctx, intent.Completion{ID: in.ID, TaskID: taskID, Type: models.FeedAgentAction,
+		done, err := j.Complete(ctx, intent.Completion{Intent: in, Type: models.FeedAgentAction,
 			Payload: models.MustJSON(map[string]int{"i": i, "rows_affected": 1})})
 		if err != nil || !done {
 			return fmt.Errorf("complete: %v, %w", done, err)
@@ -48,7 +49,7 @@ func TestJournalCommitsEveryWriteAndIsolatesABadOne(t *testing.T) {
 		go func() { defer wg.Done(); errs <- write(task.ID, i) }()
 	}
 	wg.Add(1)
-	go func() { defer wg.Done(); errs <- write(models.NewID(), -1) }() // a task that does not exist fails alone
+	go func() { defer wg.Done(); errs <- write(models.NewID(), -1) }() // a task that does not exist gets no row, alone
 	wg.Wait()
 	close(errs)
 	failed := 0
@@ -57,12 +58,65 @@ func TestJournalCommitsEveryWriteAndIsolatesABadOne(t *testing.T) {
 			failed++
 		}
 	}
-	require.Equal(t, 1, failed, "only the orphan write fails")
+	require.Equal(t, 1, failed, "only the orphan write is not recorded")
 	var count int64
 	require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentAction).Count(&count).Error)
 	require.Equal(t, int64(n), count, "every acknowledged write has its feed row")
-	require.NoError(t, st.DB.Model(&models.WriteIntent{}).Where("task_id = ?", task.ID).Count(&count).Error)
-	require.Zero(t, count, "no intent is left behind (but the orphan's, for the sweep to drop)")
+	require.Eventually(t, func() bool { return batchCount(t, st) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"no intent batch is left behind")
+}
+
+func batchCount(t *testing.T, st *store.Store) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, st.DB.Model(&models.WriteIntentBatch{}).Count(&n).Error)
+	return n
+}
+
+// A batch's row goes once each of its intents is recorded, dropped (its
+// write did not commit) or recorded by its caller (an action), and not
+// before.
+func TestABatchGoesOnceEachOfItsIntentsIsSettled(t *testing.T) {
+	t.Parallel()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		task, step, j := journalOn(t, st)
+		ctx := context.Background()
+		const n = 30
+		intents := make([]models.WriteIntent, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in, opened, err := j.Open(ctx, models.WriteIntent{ID: models.NewID(), TaskID: task.ID, StepID: step.ID, Name: "w",
+					Actor: "user:x", Payload: models.MustJSON(map[string]any{"i": i})})
+				require.NoError(t, err)
+				require.True(t, opened)
+				intents[i] = in
+			}()
+		}
+		wg.Wait()
+		require.Positive(t, batchCount(t, st))
+		for i, in := range intents[:n-1] {
+			switch i % 3 {
+			case 0:
+				require.NoError(t, j.CompleteLater(ctx, intent.Completion{Intent: in, Type: models.FeedAgentAction, RowsAffected: 1}))
+			case 1:
+				require.NoError(t, j.Drop(ctx, in))
+			default:
+				j.Recorded(ctx, in)
+			}
+		}
+		require.NoError(t, j.Flush(ctx))
+		time.Sleep(50 * time.Millisecond)
+		require.NoError(t, j.Flush(ctx))
+		require.EqualValues(t, 1, batchCount(t, st), "the last intent's batch stays while it is in flight")
+		require.NoError(t, j.Drop(ctx, intents[n-1]))
+		require.Eventually(t, func() bool { return batchCount(t, st) == 0 }, 5*time.Second, 10*time.Millisecond)
+		var rows int64
+		require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ?", task.ID).Count(&rows).Error)
+		require.EqualValues(t, (n-1+2)/3, rows, "a row for each completion only")
+	})
 }
 
 func TestJournalAfterCloseIsRetryableNotAPanic(t *testing.T) {
@@ -70,35 +124,38 @@ func TestJournalAfterCloseIsRetryableNotAPanic(t *testing.T) {
 	st := testkit.SQLite(t)
 	j := runtime.NewJournal(st, nil)
 	j.Close()
-	_, err := j.Open(context.Background(), models.WriteIntent{ID: models.NewID(), TaskID: models.NewID()})
+	_, _, err := j.Open(context.Background(), models.WriteIntent{ID: models.NewID(), TaskID: models.NewID()})
 	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err))
 }
 
 func TestACompletionQueuedForLaterIsCommittedByTheNextFlush(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Schema, "sqlite": testkit.SQLite} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st := open(t)
-			task, step := newTaskStep(t, st)
-			j := runtime.NewJournal(st, nil)
-			defer j.Close()
-			ctx := context.Background()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		task, step, j := journalOn(t, st)
+		ctx := context.Background()
 
-			in := models.WriteIntent{ID: models.NewID(), TaskID: task.ID, StepID: step.ID, Name: "w", Actor: "user:x",
-				Payload: models.MustJSON(map[string]any{"verb": "write"})}
-			opened, err := j.Open(ctx, in)
-			require.NoError(t, err)
-			require.True(t, opened)
-			require.NoError(t, j.CompleteLater(ctx, intent.Completion{ID: in.ID, TaskID: task.ID, Type: models.FeedAgentAction, Payload: in.Payload}))
-			require.NoError(t, j.Flush(ctx))
-			var n int64
-			require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentAction).Count(&n).Error)
-			require.EqualValues(t, 1, n, "the flush returned after the queued completion committed")
-			require.NoError(t, st.DB.Model(&models.WriteIntent{}).Count(&n).Error)
-			require.Zero(t, n)
-		})
-	}
+		in := models.WriteIntent{ID: models.NewID(), TaskID: task.ID, StepID: step.ID, Name: "w", Actor: "user:x",
+			Payload: models.MustJSON(map[string]any{"verb": "write"})}
+		in, opened, err := j.Open(ctx, in)
+		require.NoError(t, err)
+		require.True(t, opened)
+		require.NoError(t, j.CompleteLater(ctx, intent.Completion{Intent: in, Type: models.FeedAgentAction, Payload: in.Payload}))
+		require.NoError(t, j.Flush(ctx))
+		var n int64
+		require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentAction).Count(&n).Error)
+		require.EqualValues(t, 1, n, "the flush returned after the queued completion committed")
+		require.Eventually(t, func() bool { return batchCount(t, st) == 0 }, 5*time.Second, 10*time.Millisecond)
+	})
+}
+
+// journalOn returns a journal on st, closed when the test ends, and a task
+// with an app-tool step to write on.
+func journalOn(t *testing.T, st *store.Store) (models.Task, models.Step, *runtime.Journal) {
+	t.Helper()
+	task, step := newTaskStep(t, st)
+	j := runtime.NewJournal(st, nil)
+	t.Cleanup(j.Close)
+	return task, step, j
 }
 
 // newTaskStep makes a running task with one app-tool step in st.

@@ -15,7 +15,6 @@ import (
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
-	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/session"
@@ -162,14 +161,6 @@ func feedRow(c session.Claims, typ, name string, payload any) models.FeedEvent {
 	step := c.StepID
 	return models.FeedEvent{TaskID: c.TaskID, StepID: &step, Type: typ, Name: name,
 		Payload: models.MustJSON(payload), Actor: actor(c)}
-}
-
-// recordFeed writes one feed row inside tx, a transaction of the caller's.
-func recordFeed(ctx context.Context, tx *gorm.DB, c session.Claims, typ, name string, payload any) error {
-	if err := feed.Insert(ctx, tx, false, feedRow(c, typ, name, payload)); err != nil {
-		return fmt.Errorf("runtime: record feed: %w", err)
-	}
-	return nil
 }
 
 // ServedVerbs are the runtime verbs through which this deployment would

@@ -275,3 +275,15 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// EachDialect runs fn, in parallel subtests named after the dialects, on a
+// fresh Postgres schema (Schema) and on the SQLite of the dev mode.
+func EachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": Schema, "sqlite": SQLite} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, open(t))
+		})
+	}
+}
