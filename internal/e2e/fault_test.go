@@ -169,7 +169,10 @@ var faultBinding = map[string]any{
 		map[string]any{"op": "record_decision", "table": "decisions", "mode": "insert", "columns": []string{"decision"},
 			"fixed_values": map[string]any{"task_id": "{{task_id}}"}},
 	},
-	"actions": []any{map[string]any{"name": "approve", "writes": []string{"record_decision"}, "resolves_await": true}},
+	"actions": []any{
+		map[string]any{"name": "approve", "writes": []string{"record_decision"}, "resolves_await": true},
+		map[string]any{"name": "note", "writes": []string{"record_decision"}},
+	},
 }
 
 // setUpTool creates the data source, its integration and binding, a bundle
@@ -216,10 +219,13 @@ func TestAKilledProcessLosesNoRecordAndDoublesNoResume(t *testing.T) {
 }
 
 // testAPIKilledDuringAWriteBurst kills the api with SIGKILL while sixteen
-// writers hammer /write, starts it again, and checks that every row in the
-// data source has its agent_action feed row or, for the writes the kill cut
-// off, an agent_action_unknown one; that no feed row claims a row that is
-// not there; and that every acknowledged write is in the data source.
+// writers hammer /write (and four more /action), starts it again, and checks
+// that every row in the data source has its agent_action feed row or, for
+// the writes the kill cut off, an agent_action_unknown one; that no feed row
+// claims a row that is not there; and that every acknowledged write is in
+// the data source. An action's feed row names no row, so its decisions are
+// counted: at least as many as its recorded actions, at most as many as
+// those and its unknown ones together.
 func testAPIKilledDuringAWriteBurst(t *testing.T) {
 	t.Parallel()
 	fs := newFaultStack(t)
@@ -227,12 +233,34 @@ func testAPIKilledDuringAWriteBurst(t *testing.T) {
 	toolID := fs.setUpTool(t, fs.tenant.Agent.ID, false)
 	taskID, session := fs.appStep(t, fs.tenant.AgentToken, toolID)
 
-	const writers, killAfter = 16, 200
+	const writers, actors, killAfter = 16, 4, 200
 	var acked sync.Map // ref → true, for the writes answered 200
-	var nAcked atomic.Int64
+	var nAcked, actionsAcked atomic.Int64
 	killed := make(chan struct{})
 	var once sync.Once
 	var wg sync.WaitGroup
+	for a := range actors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				r, err := fs.call("POST", "/api/app-runtime/action", session, map[string]any{"op": "note",
+					"payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": fmt.Sprintf("a%d-%05d", a, i)}}}})
+				if err != nil {
+					return // the api is gone
+				}
+				if r.Status == 429 {
+					time.Sleep(50 * time.Millisecond) // the surface's rate limit
+					continue
+				}
+				if r.Status != 200 {
+					t.Errorf("action %d-%d: %d %s", a, i, r.Status, r.Raw)
+					return
+				}
+				actionsAcked.Add(1)
+			}
+		}()
+	}
 	for w := range writers {
 		wg.Add(1)
 		go func() {
@@ -288,11 +316,44 @@ func testAPIKilledDuringAWriteBurst(t *testing.T) {
 	})
 	t.Logf("%d rows in the data source, %d agent_action feed rows, %d outcome unknown", len(inSource), len(recorded), len(unknown))
 
+	var decisions int64
+	require.NoError(t, fs.source.DB.Raw("SELECT count(*) FROM decisions").Scan(&decisions).Error)
+	actions, unknownActions := actionCounts(t, fs.store, taskID)
+	require.GreaterOrEqual(t, decisions, actions, "every recorded action wrote its decision")
+	require.LessOrEqual(t, decisions, actions+unknownActions, "every decision has its action's feed row or an unknown one")
+	require.GreaterOrEqual(t, actions, actionsAcked.Load(), "every acknowledged action is recorded")
+	t.Logf("%d decisions, %d actions recorded, %d outcome unknown", decisions, actions, unknownActions)
+
 	// The restarted api writes as before.
 	r, err := fs.call("POST", "/api/app-runtime/write", session,
 		map[string]any{"op": "add_entry", "payload": map[string]any{"row": map[string]any{"ref": "after-restart"}}})
 	require.NoError(t, err)
 	require.Equal(t, 200, r.Status, string(r.Raw))
+}
+
+// actionCounts returns the task's agent_action rows of actions, and its
+// agent_action_unknown rows of actions.
+func actionCounts(t *testing.T, st *store.Store, taskID string) (recorded, unknown int64) {
+	t.Helper()
+	var events []models.FeedEvent
+	require.NoError(t, st.DB.Where("task_id = ? AND type IN ?", taskID,
+		[]string{models.FeedAgentAction, models.FeedAgentActionUnknown}).Find(&events).Error)
+	for _, e := range events {
+		var p struct {
+			Verb     string `json:"verb"`
+			Intended struct {
+				Verb string `json:"verb"`
+			} `json:"intended"`
+		}
+		require.NoError(t, json.Unmarshal(e.Payload, &p))
+		switch {
+		case e.Type == models.FeedAgentAction && p.Verb == "action":
+			recorded++
+		case e.Type == models.FeedAgentActionUnknown && p.Intended.Verb == "action":
+			unknown++
+		}
+	}
+	return recorded, unknown
 }
 
 // feedRefs returns the refs the task's agent_action rows record, and those
@@ -305,15 +366,18 @@ func feedRefs(t *testing.T, st *store.Store, taskID string) (recorded, unknown m
 	recorded, unknown = map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		var p struct {
+			Verb     string         `json:"verb"`
 			Row      map[string]any `json:"row"`
 			Intended struct {
-				Row map[string]any `json:"row"`
+				Verb string         `json:"verb"`
+				Row  map[string]any `json:"row"`
 			} `json:"intended"`
 		}
 		require.NoError(t, json.Unmarshal(e.Payload, &p))
-		if e.Type == models.FeedAgentAction {
+		switch {
+		case e.Type == models.FeedAgentAction && p.Verb == "write":
 			recorded[p.Row["ref"].(string)] = true
-		} else {
+		case e.Type == models.FeedAgentActionUnknown && p.Intended.Verb == "write":
 			unknown[p.Intended.Row["ref"].(string)] = true
 		}
 	}
