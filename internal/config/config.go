@@ -170,6 +170,10 @@ var defaultQueueServers = map[string]int{"lookup": 4, "extract": 1, "script": 1,
 // waiting /run's job is picked up within it (asynq's own default is 1 s).
 const DefaultTaskCheckInterval = 5 * time.Millisecond
 
+// DevTaskCheckInterval is WORKER_TASK_CHECK_INTERVAL's default in dev, where
+// every queue class also has one server (WORKER_SERVERS_<CLASS>).
+const DevTaskCheckInterval = 50 * time.Millisecond
+
 // ParseQueueList reads a comma-separated list of queue classes.
 func ParseQueueList(v string) ([]string, error) {
 	var out []string
@@ -305,13 +309,21 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	for _, q := range QueueClasses {
 		c.QueueConcurrency[q] = r.int("WORKER_CONCURRENCY_"+strings.ToUpper(q), c.WorkerConcurrency, 1, 1000)
 	}
+	// An idle asynq server runs a dequeue script every check interval. In
+	// dev that is the in-process Redis's Lua, dear: at the production
+	// defaults an idle dev process took half a core. The demo picks a /run
+	// up within DevTaskCheckInterval instead.
+	servers, checkInterval := defaultQueueServers, DefaultTaskCheckInterval
+	if role == RoleDev {
+		servers, checkInterval = map[string]int{}, DevTaskCheckInterval
+	}
 	c.QueueServers = map[string]int{}
 	for _, q := range QueueClasses {
-		c.QueueServers[q] = r.int("WORKER_SERVERS_"+strings.ToUpper(q), defaultQueueServers[q], 1, 64)
+		c.QueueServers[q] = r.int("WORKER_SERVERS_"+strings.ToUpper(q), max(servers[q], 1), 1, 64)
 	}
 	c.WorkerQueues = r.queueList("WORKER_QUEUES")
 	c.OperatorUserIDs = r.idList("OPERATOR_USER_IDS")
-	c.TaskCheckInterval = r.durationIn("WORKER_TASK_CHECK_INTERVAL", DefaultTaskCheckInterval, time.Millisecond, time.Second)
+	c.TaskCheckInterval = r.durationIn("WORKER_TASK_CHECK_INTERVAL", checkInterval, time.Millisecond, time.Second)
 	c.SessionKeys = r.keyRing("SESSION_KEYS")
 	c.SecretsKey = r.key("SECRETS_KEY")
 	c.ConsoleKey = r.key("CONSOLE_SESSION_KEY")

@@ -248,6 +248,16 @@ func TestQueueServers(t *testing.T) {
 	c, err := config.Load(config.RoleWorker, env(validAPI()))
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"lookup": 4, "extract": 1, "script": 1, "events": 1}, c.QueueServers)
+	require.Equal(t, config.DefaultTaskCheckInterval, c.TaskCheckInterval)
+	// The demo polls its in-process Redis less: one server a class, 50 ms.
+	dev, err := config.Load(config.RoleDev, env(map[string]string{}))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"lookup": 1, "extract": 1, "script": 1, "events": 1}, dev.QueueServers)
+	require.Equal(t, config.DevTaskCheckInterval, dev.TaskCheckInterval)
+	dev, err = config.Load(config.RoleDev, env(map[string]string{"WORKER_SERVERS_LOOKUP": "3", "WORKER_TASK_CHECK_INTERVAL": "5ms"}))
+	require.NoError(t, err)
+	require.Equal(t, 3, dev.QueueServers["lookup"])
+	require.Equal(t, 5*time.Millisecond, dev.TaskCheckInterval)
 	e := validAPI()
 	e["WORKER_SERVERS_EVENTS"] = "2"
 	c, err = config.Load(config.RoleWorker, env(e))
