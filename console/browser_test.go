@@ -113,8 +113,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 	// Hold the first invoice (a write).
 	require.NoError(t, chromedp.Do(frame,
 		chromedp.Click(chromedp.CSS(`#rows tbody tr:nth-child(1) button`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#rows tbody tr:nth-child(1) td:nth-child(4)").textContent === "on_hold"`,
-			chromedp.WithPollingTimeout(15*time.Second)),
+		browser.Poll(`document.querySelector("#rows tbody tr:nth-child(1) td:nth-child(4)").textContent === "on_hold"`, 15*time.Second),
 	))
 	var invoiceStatus string
 	require.NoError(t, f.Source.DB.Raw(`SELECT status FROM invoices WHERE id = 1`).Scan(&invoiceStatus).Error)
@@ -123,8 +122,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 	// Approve: the action resolves the await.
 	require.NoError(t, chromedp.Do(frame,
 		chromedp.Click(chromedp.CSS(`#approve`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#status").textContent.startsWith("Approved")`,
-			chromedp.WithPollingTimeout(15*time.Second)),
+		browser.Poll(`document.querySelector("#status").textContent.startsWith("Approved")`, 15*time.Second),
 	))
 	status, err = chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#status`)))
 	require.NoError(t, err)

@@ -73,16 +73,16 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 	// set_translation: every page gets its overlay, one engine request each.
 	send(`{type: "set_translation", show: true}`)
 	const overlaysShown = `[...document.querySelectorAll(".document .page-translation")].every((el) => !el.hidden && el.textContent !== "")`
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](overlaysShown, chromedp.WithPollingTimeout(15*time.Second))))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(overlaysShown, 15*time.Second)))
 	overlay := browser.Eval[string](t, ctx, `document.querySelector('.document[data-file-name="invoice.pdf"] .page[data-page="1"] .page-translation').textContent`)
 	require.Equal(t, "[en] TOTAL DUE 120 EUR", overlay)
 	require.EqualValues(t, 5, engine.Requests(), "one request per page of the two documents")
 	send(`{type: "set_translation", show: "yes"}`) // malformed: ignored
 	send(`{type: "set_translation", show: false}`)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](
-		`[...document.querySelectorAll(".document .page-translation")].every((el) => el.hidden)`, chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(
+		`[...document.querySelectorAll(".document .page-translation")].every((el) => el.hidden)`, 10*time.Second)))
 	send(`{type: "set_translation", show: true}`)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](overlaysShown, chromedp.WithPollingTimeout(15*time.Second))))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(overlaysShown, 15*time.Second)))
 	require.EqualValues(t, 5, engine.Requests(), "shown again from the cached rows")
 
 	// open_citation: the named document's page, then the open document's.
@@ -100,7 +100,7 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 			strconv.Itoa(page)+`"]').getAttribute("`+attr+`") || ""`)
 	}
 	send(`{type: "open_citation", source_page: 2, label: "Line 2", file_name: "contract.pdf"}`)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`cited.length === 1`, chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(`cited.length === 1`, 10*time.Second)))
 	require.Equal(t, "Line 2", pageAttr("contract.pdf", 2, "data-citation-label"))
 	for _, bad := range []string{
 		`{type: "open_citation", source_page: 1, file_name: "invoice.pdf", label: "` + strings.Repeat("é", 201) + `"}`,
@@ -116,7 +116,7 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 	}
 	// No file_name: the open document (contract.pdf, not the first one).
 	send(`{type: "open_citation", citation_ids: [3, 4], source_page: 3}`)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`cited.length >= 2`, chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(`cited.length >= 2`, 10*time.Second)))
 	require.Equal(t, []any{"contract.pdf:2", "contract.pdf:3"}, browser.Eval[[]any](t, ctx, `cited`), "malformed citations are ignored")
 	require.Equal(t, "3,4", pageAttr("contract.pdf", 3, "data-citation-ids"))
 	require.Equal(t, "", pageAttr("contract.pdf", 3, "data-citation-label"), "a citation without a label shows none")
@@ -125,9 +125,9 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 
 	// host_state: capture is "text" once asked, "off" while the highlighter is in use.
 	send(`{type: "set_selection_mode", enabled: true}`)
-	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](lastHostState+` === "text"`, chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(frame, browser.Poll(lastHostState+` === "text"`, 10*time.Second)))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#highlighter`))))
-	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](lastHostState+` === "off"`, chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(frame, browser.Poll(lastHostState+` === "off"`, 10*time.Second)))
 	browser.Eval[bool](t, ctx, `(() => {
 		const el = document.querySelector('.document .page[data-page="1"] .page-text');
 		const r = document.createRange(); r.selectNodeContents(el);
@@ -136,7 +136,7 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 		return true;
 	})()`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#highlighter`))))
-	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](lastHostState+` === "text"`, chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(frame, browser.Poll(lastHostState+` === "text"`, 10*time.Second)))
 	log := browser.Eval[string](t, frame, `document.querySelector("#log").textContent`)
 	require.NotContains(t, log, `"type":"document_selection"`, "nothing is captured while the highlighter is in use")
 

@@ -57,8 +57,7 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	require.Equal(t, s.URL+"/review/tasks/"+first, location, "the highest priority first")
 
 	frame := browser.Frame(t, ctx, s.APIURL+"/bundles/"+tool.BundleID+"/")
-	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](`document.querySelector("#state").textContent.startsWith("init:")`,
-		chromedp.WithPollingTimeout(15*time.Second))))
+	require.NoError(t, chromedp.Do(frame, browser.Poll(`document.querySelector("#state").textContent.startsWith("init:")`, 15*time.Second)))
 	state, err := chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#state`)))
 	require.NoError(t, err)
 	require.Equal(t, "init:file_preview,list_files,split_document,document_selection,next_review_task", state)
@@ -76,7 +75,7 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	// The bundle asks for selections; the reviewer highlights text.
 	require.NoError(t, chromedp.Do(frame,
 		chromedp.Click(chromedp.CSS(`#select`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#host-state").textContent === "text"`, chromedp.WithPollingTimeout(10*time.Second)),
+		browser.Poll(`document.querySelector("#host-state").textContent === "text"`, 10*time.Second),
 	))
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
 		const el = document.querySelector('.document .page[data-page="1"] .page-text');
@@ -86,8 +85,7 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 		return true;
 	})()`))
 	require.NoError(t, err)
-	require.NoError(t, chromedp.Do(frame, chromedp.Poll[chromedp.Void](`document.querySelector("#selection").textContent !== ""`,
-		chromedp.WithPollingTimeout(10*time.Second))))
+	require.NoError(t, chromedp.Do(frame, browser.Poll(`document.querySelector("#selection").textContent !== ""`, 10*time.Second)))
 	selection, err := chromedp.Run(frame, chromedp.Text(chromedp.CSS(`#selection`)))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(selection, "1:Probe A page one"), selection)

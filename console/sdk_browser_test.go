@@ -95,8 +95,7 @@ func TestDemoBundleRenewsItsSessionAndRetriesA429(t *testing.T) {
 	time.Sleep(time.Until(first[0].ExpiresAt.Add(session.Leeway + time.Second)))
 	require.NoError(t, chromedp.Do(frame,
 		chromedp.Click(chromedp.CSS(`#rows tbody tr:nth-child(1) button`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#rows tbody tr:nth-child(1) td:nth-child(4)").textContent === "on_hold"`,
-			chromedp.WithPollingTimeout(20*time.Second)),
+		browser.Poll(`document.querySelector("#rows tbody tr:nth-child(1) td:nth-child(4)").textContent === "on_hold"`, 20*time.Second),
 	))
 	var invoiceStatus string
 	require.NoError(t, f.Source.DB.Raw(`SELECT status FROM invoices WHERE id = 1`).Scan(&invoiceStatus).Error)
@@ -133,8 +132,7 @@ func TestDemoBundleRenewsItsSessionAndRetriesA429(t *testing.T) {
 	clicked := time.Now()
 	require.NoError(t, chromedp.Do(frame,
 		chromedp.Click(chromedp.CSS(`#approve`)),
-		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent === "Approved: the agent resumes."`,
-			chromedp.WithPollingTimeout(30*time.Second)),
+		browser.Poll(`document.getElementById("status").textContent === "Approved: the agent resumes."`, 30*time.Second),
 	))
 	stopDraining()
 	<-draining

@@ -167,9 +167,8 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 
 	// Size changes are honoured up to 70 % of the viewport.
 	require.NoError(t, chromedp.Do(frameA, chromedp.Click(chromedp.CSS("#grow"))))
-	require.NoError(t, chromedp.Do(ctx, chromedp.Poll[chromedp.Void](
-		`window.hostEvents.some(e => e.name === "size" && e.height === Math.floor(window.innerHeight * 0.7))`,
-		chromedp.WithPollingTimeout(15*time.Second))))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(
+		`window.hostEvents.some(e => e.name === "size" && e.height === Math.floor(window.innerHeight * 0.7))`, 15*time.Second)))
 	require.Equal(t, browser.Eval[int](t, ctx, `Math.floor(window.innerHeight * 0.7)`),
 		browser.Eval[int](t, ctx, `document.querySelector('section[data-asset="`+assetA+`"] iframe').getBoundingClientRect().height | 0`))
 

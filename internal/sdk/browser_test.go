@@ -165,7 +165,7 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(host.URL+"/host.html"),
-		chromedp.Poll[chromedp.Void](`window.results !== null`, chromedp.WithPollingTimeout(45*time.Second)),
+		browser.Poll(`window.results !== null`, 45*time.Second),
 	))
 	resultsJSON, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.results)`))
 	require.NoError(t, err)

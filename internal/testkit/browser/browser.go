@@ -4,6 +4,7 @@ package browser
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -88,12 +89,32 @@ func Frame(t *testing.T, ctx context.Context, urlPrefix string) context.Context 
 	return frame
 }
 
+// Poll waits until the JavaScript expression expr is truthy in the
+// context's document, checking it every 50 ms for up to timeout. It polls
+// on a timer, never on animation frames (chromedp's default): Chromium
+// stops rendering a cross-origin frame that is off screen or whose page is
+// busy, and a poll waiting for the next frame then never runs again, not
+// even to see its own timeout, so the test hung until its browser's 90 s
+// were spent. The wait is also bounded on the Go side, and its error names
+// the expression.
+func Poll(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
+	poll := chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+		defer cancel()
+		v, err := poll(ctx, t)
+		if err != nil {
+			return v, fmt.Errorf("waiting for %s: %w", expr, err)
+		}
+		return v, nil
+	}
+}
+
 // WaitText polls (up to 15 s) until the text t of the element sel (a CSS
 // selector) satisfies the JavaScript condition cond, such as
 // `t === "ready"`.
 func WaitText(sel, cond string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector(`+jsQuote(sel)+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`,
-		chromedp.WithPollingTimeout(pollTimeout))
+	return Poll(`(() => { const e = document.querySelector(`+jsQuote(sel)+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`, pollTimeout)
 }
 
 // pollTimeout bounds each of the waits below.
@@ -113,13 +134,13 @@ func jsQuote(s string) string {
 // click happens at all.
 func WaitSteady(sel string) chromedp.Action[chromedp.Void] {
 	quoted := jsQuote(sel)
-	return chromedp.Poll[chromedp.Void](`(() => {
+	return Poll(`(() => {
 		const e = document.querySelector(`+quoted+`); if (!e) return false;
 		const r = JSON.stringify(e.getBoundingClientRect()), seen = (window.steadyRects ??= {});
 		const last = seen[`+quoted+`];
 		if (!last || last.rect !== r) { seen[`+quoted+`] = {rect: r, since: performance.now()}; return false; }
 		return performance.now() - last.since >= 500;
-	})()`, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(pollTimeout))
+	})()`, pollTimeout)
 }
 
 // Eval evaluates the JavaScript expression expr in ctx and returns its value.
