@@ -106,8 +106,6 @@ func runDev(ctx context.Context, args []string) error {
 	defer closePlatform()
 	// The demo's data source is a SQLite file even when DATABASE_URL is
 	// Postgres; the seed lets the data sources open that file, and no other.
-	p.Admin.EnableSQLiteIntegrations()
-
 	seeded, err := demo.Seed(ctx, p, secrets.Secrets, filepath.Join(*dir, "demo-data.db"))
 	if err != nil {
 		return err

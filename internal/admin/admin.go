@@ -33,7 +33,7 @@ const MaxURLLength = 2048
 type Service struct {
 	st           *store.Store
 	box          *crypt.Box
-	allowSQLite  bool
+	checkSQLite  func(dsn string) error
 	sessions     Sessions
 	tokens       *auth.TokenCache // nil: every token's row is read
 	reprioritise func(ctx context.Context, tx *gorm.DB, agentID, field string) error
@@ -53,11 +53,12 @@ type Options struct {
 	// Secrets seals integration secrets and webhook secrets (Config.SecretsKey).
 	// Without it, changes that store a secret fail.
 	Secrets *crypt.Box
-	// AllowSQLiteIntegrations admits the dev-only sqlite integration kind,
-	// whose DSN is a file path on the server. Only the embedded dev mode
-	// (a SQLite platform database) sets it: elsewhere an admin could point
-	// it at any file the server can read.
-	AllowSQLiteIntegrations bool
+	// CheckSQLiteFunc refuses the DSN (a file path on the server) of a
+	// sqlite integration that the data sources would not open: all of them
+	// but the dev demo's own file (datasource.Registry.CheckSQLite), since
+	// an admin could otherwise point one at any file the server can read.
+	// nil refuses the kind.
+	CheckSQLiteFunc func(dsn string) error
 	// Sessions ends the app sessions of a deleted user or a revoked host
 	// token. Required: without it those would live on until they expire.
 	Sessions Sessions
@@ -72,7 +73,7 @@ type Options struct {
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, box: o.Secrets, allowSQLite: o.AllowSQLiteIntegrations, sessions: o.Sessions, tokens: o.Tokens,
+	return &Service{st: o.Store, box: o.Secrets, checkSQLite: o.CheckSQLiteFunc, sessions: o.Sessions, tokens: o.Tokens,
 		reprioritise: o.ReprioritiseFunc}
 }
 

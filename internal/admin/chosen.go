@@ -77,9 +77,3 @@ func (s *Service) SetWebhookSecret(ctx context.Context, workspaceID, actor, id, 
 	v.WebhookSecret = sec.String()
 	return v, nil
 }
-
-// EnableSQLiteIntegrations admits the dev-only sqlite integration kind on a
-// platform whose own database is not SQLite: the dev mode on a real
-// Postgres still keeps its demo data source in a SQLite file. Call it before
-// the service is used concurrently.
-func (s *Service) EnableSQLiteIntegrations() { s.allowSQLite = true }

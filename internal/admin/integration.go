@@ -105,7 +105,7 @@ func (s *Service) checkIntegration(i *models.Integration, in IntegrationInput, s
 		return apperr.Invalidf("kind is required")
 	case !slices.Contains(IntegrationKinds, in.Kind):
 		return apperr.Invalidf("kind %q must be one of %s", in.Kind, strings.Join(IntegrationKinds, ", "))
-	case in.Kind == KindSQLite && !s.allowSQLite:
+	case in.Kind == KindSQLite && s.checkSQLite == nil:
 		return apperr.Invalidf("kind sqlite is for the embedded dev mode only")
 	}
 	i.Kind = in.Kind
@@ -141,11 +141,14 @@ func (s *Service) checkIntegration(i *models.Integration, in IntegrationInput, s
 		if err := json.Unmarshal(secrets["dsn"], &dsn); err != nil || strings.TrimSpace(dsn) == "" {
 			return apperr.Invalidf("secrets.dsn (a string) is required for a %s integration", in.Kind)
 		}
-		if in.Kind == KindPostgres {
+		switch in.Kind {
+		case KindPostgres:
 			if err := datasource.CheckPostgresDSN(dsn); err != nil {
 				_, _, reason := apperr.Public(err)
 				return apperr.Invalidf("secrets.dsn: %s", reason)
 			}
+		case KindSQLite:
+			return s.checkSQLite(dsn)
 		}
 	}
 	return nil

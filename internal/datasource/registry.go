@@ -115,8 +115,23 @@ func (r *Registry) EnableSQLite(files ...string) error {
 	return nil
 }
 
+// CheckSQLite refuses, as a 400 to show the admin when they save the
+// integration, a SQLite DSN this registry would not open: every one outside
+// appruntime dev, and in it any file but the demo's own.
+func (r *Registry) CheckSQLite(dsn string) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	switch {
+	case len(r.sqliteFiles) == 0:
+		return apperr.Invalidf("kind sqlite is for the embedded dev mode only")
+	case !r.sqliteAllowed(dsn):
+		return apperr.Invalidf("secrets.dsn: a SQLite data source may only be the dev demo's own file (%s)", strings.Join(r.sqliteFiles, ", "))
+	}
+	return nil
+}
+
 // sqliteAllowed reports whether dsn names one of the enabled SQLite files,
-// as a plain path (no file: URI, no query).
+// as a plain path (no file: URI, no query). The caller holds r.mu.
 func (r *Registry) sqliteAllowed(dsn string) bool {
 	if strings.ContainsAny(dsn, "?#") || strings.HasPrefix(dsn, "file:") {
 		return false

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/demo"
@@ -29,9 +31,8 @@ var seededTables = []string{
 	"blobs", "configured_tools", "tasks", "steps", "task_awaits", "feed_events", "outbox", "audit_log",
 }
 
-// newPlatform builds a platform on st as the dev mode does: sqlite
-// integrations admitted whatever the platform database is (the seed admits
-// its own file as a data source).
+// newPlatform builds a platform on st as the dev mode does (the seed admits
+// its own file as a sqlite data source, and no other).
 func newPlatform(t *testing.T, st *store.Store) *platform.Platform {
 	t.Helper()
 	rd := testkit.Redis(t)
@@ -41,7 +42,6 @@ func newPlatform(t *testing.T, st *store.Store) *platform.Platform {
 	})
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
-	p.Admin.EnableSQLiteIntegrations()
 	return p
 }
 
@@ -170,4 +170,39 @@ func checkSeeded(t *testing.T, p *platform.Platform, st *store.Store, info demo.
 	res, err := p.Runtime.Read(ctx, claims, []byte(`{"op": "list_invoices"}`))
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Body.(*runtime.RowsReply).RowCount, "the demo binding reads the demo data source")
+}
+
+// TestASQLiteIntegrationIsSavedOnlyForTheDemoFile: in dev an admin may save
+// a sqlite integration for the demo's own file and nothing else (the dev
+// platform's database above all), refused when saved with a 400 that says
+// why; outside dev the kind is refused whatever the file.
+func TestASQLiteIntegrationIsSavedOnlyForTheDemoFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.SQLite(t)
+	create := func(p *platform.Platform, workspace, dsn string) error {
+		raw, err := json.Marshal(dsn)
+		require.NoError(t, err)
+		_, err = p.Admin.CreateIntegration(ctx, workspace, "test", admin.IntegrationInput{
+			Name: "data " + dsn, Kind: admin.KindSQLite, Secrets: map[string]json.RawMessage{"dsn": raw}})
+		return err
+	}
+
+	outside := newPlatform(t, st)
+	w, err := outside.Admin.CreateWorkspace(ctx, "test", admin.WorkspaceInput{Name: "outside dev"})
+	require.NoError(t, err)
+	err = create(outside, w.ID, filepath.Join(t.TempDir(), "demo-data.db"))
+	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
+	require.ErrorContains(t, err, "kind sqlite is for the embedded dev mode only")
+
+	p := newPlatform(t, testkit.SQLite(t))
+	dataSource := filepath.Join(t.TempDir(), "demo-data.db")
+	info, err := demo.Seed(ctx, p, demoSecrets(), dataSource)
+	require.NoError(t, err)
+	for _, dsn := range []string{filepath.Join(filepath.Dir(dataSource), "dev.db"), "/etc/passwd", "file:" + dataSource, dataSource + "?mode=rw"} {
+		err := create(p, info.WorkspaceID, dsn)
+		require.True(t, apperr.Is(err, apperr.Invalid), "%s: %v", dsn, err)
+		require.ErrorContains(t, err, "may only be the dev demo's own file", dsn)
+	}
+	require.NoError(t, create(p, info.WorkspaceID, dataSource))
 }

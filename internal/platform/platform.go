@@ -325,8 +325,10 @@ func (p *Platform) buildAdmin() error {
 	}
 	p.onClose(tokens.Close)
 	p.Admin = admin.NewService(admin.Options{
-		Store: o.Store, Secrets: p.Secrets, AllowSQLiteIntegrations: o.Store.Dialect == config.SQLite,
-		Sessions: p.Sessions, Tokens: tokens, ReprioritiseFunc: task.Reprioritise,
+		Store: o.Store, Secrets: p.Secrets, Sessions: p.Sessions, Tokens: tokens, ReprioritiseFunc: task.Reprioritise,
+		// The data sources are built after the admin service (they need its
+		// secrets box) and before any request.
+		CheckSQLiteFunc: func(dsn string) error { return p.DataSources.CheckSQLite(dsn) },
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)
