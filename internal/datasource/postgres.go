@@ -115,7 +115,10 @@ func postgresWrite(ctx context.Context, db execer, w WriteStmt, timeout time.Dur
 	if err != nil {
 		return 0, err
 	}
-	tag, err := db.Exec(ctx, st.sql, args...)
+	// Not bound to ctx, as a read is not (Select): the server's
+	// statement_timeout bounds it, and a write cut off by the process's
+	// shutdown would only turn a committed write's outcome unknown.
+	tag, err := db.Exec(context.WithoutCancel(ctx), st.sql, args...)
 	if err != nil {
 		return 0, postgresError(err, st, args, timeout)
 	}
