@@ -66,12 +66,24 @@ func Insert(ctx context.Context, tx *gorm.DB, dedupe bool, rows ...models.FeedEv
 		}
 	}
 	if dedupe {
-		tx = tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "dedupe_key"}}, DoNothing: true})
+		tx = tx.Clauses(dedupeConflict(tx))
 	}
 	if err := tx.Create(&rows).Error; err != nil {
 		return fmt.Errorf("feed: insert: %w", err)
 	}
 	return nil
+}
+
+// dedupeConflict is the ON CONFLICT of an insert that dedupes. Postgres's
+// index of dedupe_key holds only the keys that are set (migration 0012), so
+// the conflict target names its predicate; SQLite's is the column's UNIQUE
+// constraint.
+func dedupeConflict(tx *gorm.DB) clause.OnConflict {
+	c := clause.OnConflict{Columns: []clause.Column{{Name: "dedupe_key"}}, DoNothing: true}
+	if isPostgres(tx) {
+		c.TargetWhere = clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "dedupe_key IS NOT NULL"}}}
+	}
+	return c
 }
 
 // Since returns up to limit events of taskID with an id greater than after,

@@ -84,6 +84,20 @@ func TestInsertDedupesAndPagesOnBothDialects(t *testing.T) {
 	}
 }
 
+// TestOnlySetDedupeKeysAreIndexed: on Postgres the unique index of
+// dedupe_key is partial, so the feed rows that set no key (every /write's)
+// take no entry in it, and a deduping insert names its predicate (which
+// TestInsertDedupesAndPagesOnBothDialects runs).
+func TestOnlySetDedupeKeysAreIndexed(t *testing.T) {
+	t.Parallel()
+	st := testkit.Tx(t)
+	var pred string
+	require.NoError(t, st.DB.Raw(`SELECT coalesce(pg_get_expr(indpred, indrelid), '') FROM pg_index
+		WHERE indrelid = 'feed_events'::regclass AND indisunique AND indkey::text = (
+			SELECT attnum::text FROM pg_attribute WHERE attrelid = 'feed_events'::regclass AND attname = 'dedupe_key')`).Scan(&pred).Error)
+	require.Equal(t, "(dedupe_key IS NOT NULL)", pred)
+}
+
 // TestNoRowOutlivesItsTask: a task's delete and a feed write on it,
 // whichever goes first, leave no feed row of the deleted task: the write
 // holds the task (the delete waits, then deletes its rows), or the delete

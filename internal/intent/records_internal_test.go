@@ -20,7 +20,7 @@ func TestRecordsAreJSONThatReadsBackAsTheBatch(t *testing.T) {
 		open := []models.WriteIntent{{ID: models.NewID(), Owner: models.NewID(), TaskID: models.NewID(), StepID: models.NewID(),
 			Name: s, Actor: "user:" + s, Payload: payload}, {ID: models.NewID(), Name: "second", Payload: models.JSON(`{}`)}}
 		var gotOpen []map[string]any
-		require.NoError(t, json.Unmarshal(openRecords(open), &gotOpen), "%q", s)
+		require.NoError(t, json.Unmarshal(openRecords(nil, open), &gotOpen), "%q", s)
 		require.Len(t, gotOpen, 2)
 		want := json.RawMessage(models.MustJSON(s)) // encoding/json's reading of s (invalid UTF-8 → U+FFFD)
 		var wantS string
@@ -28,7 +28,7 @@ func TestRecordsAreJSONThatReadsBackAsTheBatch(t *testing.T) {
 		require.Equal(t, map[string]any{"id": open[0].ID, "task_id": open[0].TaskID, "step_id": open[0].StepID,
 			"name": wantS, "actor": "user:" + wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}}, gotOpen[0])
 		require.Equal(t, "second", gotOpen[1]["name"])
-		back, err := readRecords(models.WriteIntentBatch{ID: "b", Intents: string(openRecords(open))})
+		back, err := readRecords(models.WriteIntentBatch{ID: "b", Intents: string(openRecords(nil, open))})
 		require.NoError(t, err)
 		require.Equal(t, open[1].ID, back[1].ID)
 		require.Equal(t, wantS, back[0].Name, "a sweep reads the records back")
@@ -36,7 +36,7 @@ func TestRecordsAreJSONThatReadsBackAsTheBatch(t *testing.T) {
 		open[0].BatchID = models.NewID()
 		complete := []Completion{{Intent: open[0], Type: s, Payload: payload}, {Intent: open[1], Type: "t", RowsAffected: 7}}
 		var gotComplete []map[string]any
-		require.NoError(t, json.Unmarshal(completionRecords(complete), &gotComplete), "%q", s)
+		require.NoError(t, json.Unmarshal(completionRecords(nil, complete), &gotComplete), "%q", s)
 		require.Equal(t, []map[string]any{
 			{"intent_id": open[0].ID, "batch_id": open[0].BatchID, "task_id": open[0].TaskID, "step_id": open[0].StepID, "type": wantS,
 				"name": wantS, "actor": "user:" + wantS, "payload": map[string]any{"row": map[string]any{"v": wantS}}},

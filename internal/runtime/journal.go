@@ -584,6 +584,8 @@ type writer struct {
 	st    *store.Store
 	setup []string
 	conn  *sql.Conn
+	// scratch is where the batches' records are built (Postgres).
+	scratch intent.Scratch
 }
 
 func (w *writer) apply(b intent.Batch) (intent.Applied, error) {
@@ -604,7 +606,7 @@ func (w *writer) apply(b intent.Batch) (intent.Applied, error) {
 		}
 		w.conn = conn
 	}
-	applied, err := intent.ApplyOn(ctx, w.conn, b)
+	applied, err := intent.ApplyOn(ctx, w.conn, b, &w.scratch)
 	if err != nil && w.conn.PingContext(ctx) != nil {
 		w.close() // broken: the next batch takes a new one
 	}

@@ -1,0 +1,3 @@
+-- Postgres's feed_events.dedupe_key index becomes partial (NULLs are not
+-- indexed). SQLite keeps its UNIQUE constraint: dropping it means
+-- rebuilding the feed's table, for no gain in the embedded dev mode.
