@@ -191,10 +191,16 @@ func run(args []string) error {
 		procs = append(procs, other)
 	}
 	base := command(ctx, os.Args[0], os.Environ(), "baseline", "-addr", baseAddr, "-dsn", fx.dataDSN, "-upstream", upstreamURL, "-debug-addr", o.baseDebug)
-	worker := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
-		"WORKER_SERVERS_LOOKUP="+strconv.Itoa(o.run.servers),
-		"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
-	for _, p := range append(procs, base, worker) {
+	// The worker starts with the /run phase: its asynq servers poll Redis
+	// every task check interval, CPU the verbs' phases need not share.
+	startWorker := func() (*exec.Cmd, error) {
+		w := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
+			"WORKER_SERVERS_LOOKUP="+strconv.Itoa(o.run.servers),
+			"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
+		w.Stdout, w.Stderr = os.Stderr, os.Stderr
+		return w, w.Start()
+	}
+	for _, p := range append(procs, base) {
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
 		if err := p.Start(); err != nil {
 			return err
@@ -217,7 +223,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		return finishWithRun(ctx, o, apiAddr, worker.Process.Pid, fx, line)
+		return finishWithRun(ctx, o, apiAddr, startWorker, fx, line)
 	}
 
 	fmt.Printf("appruntime bench: %d connections, %s per verb and server in %d alternating rounds (after %s warm-up), %d-row table\n",
@@ -325,7 +331,7 @@ func run(args []string) error {
 	if ratios, err = withReview(ctx, o, apiAddr, dbURL, api.Process.Pid, ratios); err != nil {
 		return err
 	}
-	return finishWithRun(ctx, o, apiAddr, worker.Process.Pid, fx, ratios)
+	return finishWithRun(ctx, o, apiAddr, startWorker, fx, ratios)
 }
 
 // finishWithRun runs the /run phase and prints the last line: the verbs'
@@ -343,11 +349,16 @@ func withReview(ctx context.Context, o options, apiAddr, dbURL string, apiPid in
 	return strings.TrimSpace(line + " " + review), nil
 }
 
-func finishWithRun(ctx context.Context, o options, apiAddr string, workerPid int, fx fixture, ratios string) error {
+func finishWithRun(ctx context.Context, o options, apiAddr string, startWorker func() (*exec.Cmd, error), fx fixture, ratios string) error {
 	if o.run.trips <= 0 {
 		fmt.Println(ratios)
 		return nil
 	}
+	worker, err := startWorker()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = worker.Process.Signal(syscall.SIGTERM); _ = worker.Wait() }()
 	opt, err := redis.ParseURL(o.redisURL)
 	if err != nil {
 		return err
@@ -364,7 +375,7 @@ func finishWithRun(ctx context.Context, o options, apiAddr string, workerPid int
 	if err != nil {
 		return err
 	}
-	drainRatio, err := drainPhase(ctx, o.run, o.redisURL, rc, workerPid, fx)
+	drainRatio, err := drainPhase(ctx, o.run, o.redisURL, rc, worker.Process.Pid, fx)
 	if err != nil {
 		return fmt.Errorf("drain phase: %w", err)
 	}
