@@ -64,6 +64,9 @@ type Services struct {
 	// Metrics records the runtime verbs and every other request; nil
 	// records nothing.
 	Metrics *metrics.Metrics
+	// Proxies are the hops whose X-Forwarded-For names the access log's
+	// client (Config.TrustedProxies).
+	Proxies web.Proxies
 }
 
 type server struct {
@@ -81,6 +84,7 @@ func New(svc Services) *fiber.App {
 		// bundle route replaces Cache-Control: its URLs name immutable bytes.
 		Headers: [][2]string{{fiber.HeaderCacheControl, "no-store"}, {fiber.HeaderXContentTypeOptions, "nosniff"}},
 		Observe: s.observe(),
+		Proxies: svc.Proxies,
 	})
 	web.MountHealth(app, svc.Log, svc.Health...)
 	s.routes(app)

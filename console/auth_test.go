@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/appruntime/appruntime/console"
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -389,4 +391,74 @@ func TestNewNeedsTheCookieKey(t *testing.T) {
 	p, _ := newPlatform(t, cfg)
 	_, err := console.New(p.ConsoleServices())
 	require.ErrorContains(t, err, "CONSOLE_SESSION_KEY is required")
+}
+
+// knownBrowser signs email in with a fresh browser (which the sign-in makes
+// known to the account) and signs it out again.
+func knownBrowser(t *testing.T, c *testConsole, email string) *client {
+	t.Helper()
+	cl := c.client(t)
+	p := cl.login(email, testPassword)
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, http.StatusOK, cl.get("/").Status) // the signed-in page's CSRF token
+	require.Equal(t, http.StatusSeeOther, cl.post("/logout", nil).Status)
+	return cl
+}
+
+// sprayAddress spends the sign-in tries of address over other accounts, as
+// a guesser behind the same NAT or load balancer would.
+func sprayAddress(t *testing.T, c *testConsole, address string) {
+	t.Helper()
+	tries := limit.NewSignInThrottle(c.P.Redis, c.P.KeyPrefix)
+	for i := range limit.SignInAddressBurst + 1 {
+		err := tries.Attempt(context.Background(), limit.SignInTry{Account: "sprayed" + strconv.Itoa(i) + "@example.test", Address: address})
+		if apperr.Is(err, apperr.RateLimited) {
+			return // spent (the test's own sign-ins took some)
+		}
+		require.NoError(t, err, "try %d", i+1)
+	}
+	t.Fatalf("%s was not spent after %d tries", address, limit.SignInAddressBurst+1)
+}
+
+// TestAnAddressSprayDoesNotLockOutAKnownBrowser: failures from one address
+// over many accounts hold back every unknown browser there, but not a
+// browser the account signed in from before, with the right password.
+func TestAnAddressSprayDoesNotLockOutAKnownBrowser(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	known := knownBrowser(t, c, c.Tenant.Admin.Email)
+	sprayAddress(t, c, "127.0.0.1") // the test clients' address
+
+	p := c.client(t).login(c.Tenant.Admin.Email, testPassword)
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "an unknown browser at the sprayed address waits: %s", p.Body)
+	p = known.login(c.Tenant.Admin.Email, testPassword)
+	require.Equal(t, http.StatusSeeOther, p.Status, "the known browser signs in: %s", p.Body)
+	require.NotNil(t, sessionCookie(t, p))
+}
+
+// TestForwardedForNeedsATrustedProxy: X-Forwarded-For names the client only
+// when the hop that sent it is in TRUSTED_PROXIES; otherwise a client could
+// pick a fresh address for every try.
+func TestForwardedForNeedsATrustedProxy(t *testing.T) {
+	t.Parallel()
+	forwarded := func(c *testConsole, xff string) *client {
+		cl := c.client(t)
+		cl.header = http.Header{"X-Forwarded-For": {xff}}
+		return cl
+	}
+
+	untrusted := newTestConsole(t)
+	sprayAddress(t, untrusted, "127.0.0.1")
+	p := forwarded(untrusted, "203.0.113.9").login(untrusted.Tenant.Admin.Email, testPassword)
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "no trusted proxy: the header is ignored: %s", p.Body)
+
+	trusted := newTestConsole(t, func(cfg *config.Config) {
+		cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
+	sprayAddress(t, trusted, "127.0.0.1")
+	p = forwarded(trusted, "198.51.100.1, 203.0.113.9").login(trusted.Tenant.Admin.Email, testPassword)
+	require.Equal(t, http.StatusSeeOther, p.Status, "behind a trusted proxy the client is the last hop it names: %s", p.Body)
+	sprayAddress(t, trusted, "203.0.113.9")
+	p = forwarded(trusted, "198.51.100.1, 203.0.113.9").login(trusted.Tenant.Admin.Email, testPassword)
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "the entry the client wrote itself is not believed: %s", p.Body)
 }

@@ -115,6 +115,8 @@ type client struct {
 	base string
 	http *http.Client
 	csrf string
+	// header is sent with every request (an X-Forwarded-For of the test's).
+	header http.Header
 }
 
 // page is one reply.
@@ -139,6 +141,9 @@ var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 func (cl *client) do(req *http.Request) page {
 	cl.t.Helper()
+	for k, v := range cl.header {
+		req.Header[k] = v
+	}
 	res, err := cl.http.Do(req)
 	require.NoError(cl.t, err)
 	defer res.Body.Close()

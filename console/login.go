@@ -1,7 +1,6 @@
 package console
 
 import (
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +52,7 @@ var errWrongLogin = apperr.Unauthenticatedf("wrong email or password")
 func (s *server) login(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	form := loginForm{Email: postValue(c, "email"), Next: safeNext(postValue(c, "next"))}
-	try := limit.SignInTry{Account: form.Email, Address: clientAddress(c), Device: s.deviceOf(c, form.Email)}
+	try := limit.SignInTry{Account: form.Email, Address: s.clientAddress(c), Device: s.deviceOf(c, form.Email)}
 	if err := s.signIns.Attempt(ctx, try); err != nil {
 		if !apperr.Is(err, apperr.RateLimited) {
 			return err
@@ -85,13 +84,10 @@ func (s *server) login(c *fiber.Ctx) error {
 }
 
 // clientAddress is the address sign-in tries are counted against: the
-// connection's IP, an IPv6 one by its /64 (what one client usually holds).
-func clientAddress(c *fiber.Ctx) string {
-	ip, err := netip.ParseAddr(c.IP())
-	if err != nil {
-		return c.IP()
-	}
-	ip = ip.Unmap()
+// client's (web.Proxies.ClientAddr: a trusted proxy's X-Forwarded-For), an
+// IPv6 one by its /64 (what one client usually holds).
+func (s *server) clientAddress(c *fiber.Ctx) string {
+	ip := s.Proxies.ClientAddr(c)
 	if ip.Is6() {
 		if p, err := ip.Prefix(64); err == nil {
 			return p.String()

@@ -91,6 +91,10 @@ type Services struct {
 	Resumes *review.Resumer
 	// Metrics records every page served; nil records nothing.
 	Metrics *metrics.Metrics
+	// Proxies are the hops whose X-Forwarded-For names a client
+	// (Config.TrustedProxies): the sign-in throttle's address, the access
+	// log's client.
+	Proxies web.Proxies
 }
 
 // server is the console: its services, the parsed pages and the settings of
@@ -127,7 +131,7 @@ func New(svc Services) (*fiber.App, error) {
 		bundleOrigin:  originOf(svc.BundleBaseURL),
 		signIns:       limit.NewSignInThrottle(svc.Redis, svc.KeyPrefix),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console")})
+	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console"), Proxies: svc.Proxies})
 	app.Use(securityHeaders)
 	web.MountHealth(app, svc.Log, svc.Health...)
 	static, err := fs.Sub(staticFS, "static")

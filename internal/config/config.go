@@ -58,6 +58,11 @@ type Config struct {
 	// letting data sources reach a private database never opens http_calls
 	// to the services beside it. The platform database stays refused.
 	DataSourceAllow []netip.Prefix
+	// TrustedProxies are the networks of the hops (load balancers, reverse
+	// proxies) whose X-Forwarded-For the api and console believe when they
+	// name a client (the sign-in throttle, the access log). Empty: none; a
+	// client is its connection's address.
+	TrustedProxies []netip.Prefix
 
 	LLMBaseURL string // OpenAI-compatible chat-completions endpoint; empty disables the summary pass
 	LLMAPIKey  string
@@ -291,6 +296,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		LogLevel:          r.level("LOG_LEVEL"),
 		OutboundAllow:     r.prefixes("OUTBOUND_ALLOW_CIDRS"),
 		DataSourceAllow:   r.prefixes("DATASOURCE_ALLOW_CIDRS"),
+		TrustedProxies:    r.prefixes("TRUSTED_PROXIES"),
 		DebugAddr:         r.loopbackAddr("DEBUG_ADDR"),
 		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
 		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),

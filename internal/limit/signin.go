@@ -24,9 +24,11 @@ import (
 // minute) never empties the pool (two a minute), so one guesser cannot lock
 // anyone out. A browser the account signed in from holds a device cookie
 // (the console's), and its tries are its own budget (SignInAccountBurst,
-// then one per SignInAccountEvery) instead of the pool's: however many
-// addresses guess, the real admin signs in from a known browser as usual
-// (the device cookies of OWASP's "slow down online guessing attacks").
+// then one per SignInAccountEvery) instead of the address's and the pool's:
+// however many addresses guess, and however many failures others spend at
+// its own address (an office's NAT, a load balancer that is not a trusted
+// proxy), the real admin signs in from a known browser as usual (the device
+// cookies of OWASP's "slow down online guessing attacks").
 const (
 	SignInAddressBurst = 20
 	SignInAddressEvery = 6 * time.Second
@@ -64,18 +66,18 @@ type SignInTry struct {
 	Account, Address, Device string
 }
 
-// Attempt spends one try before the password is checked: the address's,
-// then a known device's own, or else the account's from this address and
-// one of the account's pool. A refused cell spends nothing, and the cells
+// Attempt spends one try before the password is checked: a known device's
+// own, or else the address's, the account's from this address and one of
+// the account's pool. A refused cell spends nothing, and the cells
 // after it are not asked. It returns nil, or a 429 (apperr.RateLimited)
 // whose RetryAfter says when the next try passes; when Redis cannot be
 // asked, a 503 rather than an unmetered try.
 func (t *SignInThrottle) Attempt(ctx context.Context, try SignInTry) error {
-	if err := t.spend(ctx, t.prefix+"address:"+try.Address, signInPerAddress); err != nil {
-		return err
-	}
 	if try.Device != "" {
 		return t.spend(ctx, t.deviceKey(try.Device), signInPerAccount)
+	}
+	if err := t.spend(ctx, t.prefix+"address:"+try.Address, signInPerAddress); err != nil {
+		return err
 	}
 	if err := t.spend(ctx, t.fromKey(try.Account, try.Address), signInPerAccount); err != nil {
 		return err

@@ -32,7 +32,7 @@ func (p *Platform) APIServices() api.Services {
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
 		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
 		Files: p.Files, Queue: p.Queue, Metrics: p.Metrics,
-		AssetFrameAncestors: p.Config.AssetFrameAncestors,
+		AssetFrameAncestors: p.Config.AssetFrameAncestors, Proxies: p.Config.TrustedProxies,
 	}
 }
 
@@ -46,6 +46,7 @@ func (p *Platform) ConsoleServices() console.Services {
 		PublicAPIURL: p.Config.PublicAPIURL, Runtime: p.Runtime,
 		AgentCalls: p.AgentCalls, Replies: p.Replies,
 		JobQueues: p.JobQueues, OperatorUserIDs: p.Config.OperatorUserIDs, Resumes: p.Resumes, Metrics: p.Metrics,
+		Proxies: p.Config.TrustedProxies,
 	}
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	// before the body gate, so it sees every request and the status it ends
 	// with, a refused body's included (the metrics middleware).
 	Observe fiber.Handler
+	// Proxies are the hops whose X-Forwarded-For names the client in the
+	// access log (TRUSTED_PROXIES); none by default.
+	Proxies Proxies
 }
 
 // NewApp returns a Fiber app with request ids, panic recovery, access logs and
@@ -92,7 +95,7 @@ func NewApp(o Options) *fiber.App {
 	// canceled. Deriving values from it costs no goroutine per request.
 	lifetime, stop := context.WithCancel(context.Background())
 	app.Hooks().OnShutdown(func() error { stop(); return nil })
-	app.Use(requestContext(lifetime, o.Logger, o.Headers))
+	app.Use(requestContext(lifetime, o.Logger, o.Headers, o.Proxies))
 	if o.Observe != nil {
 		app.Use(o.Observe)
 	}
@@ -143,8 +146,9 @@ func newRequestID() string {
 
 // requestContext sets the app's headers, gives each request an id (the caller's X-Request-Id when it
 // is sane), puts it in the request's context so that every log line of the
-// request carries it, recovers panics, and writes one access-log line.
-func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]string) fiber.Handler {
+// request carries it, recovers panics, and writes one access-log line (its
+// client is proxies.ClientAddr).
+func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]string, proxies Proxies) fiber.Handler {
 	return func(c *fiber.Ctx) (err error) {
 		start := time.Now()
 		for _, h := range headers {
@@ -183,7 +187,7 @@ func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]str
 			}
 			if log.Enabled(ctx, level) {
 				log.Log(ctx, level, "request",
-					"method", c.Method(), "path", c.Path(), "status", status,
+					"method", c.Method(), "path", c.Path(), "status", status, "client", proxies.ClientAddr(c).String(),
 					"duration_ms", float64(time.Since(start).Microseconds())/1000)
 			}
 		}()
