@@ -2,6 +2,9 @@
 # Makes PostgreSQL and Redis reachable on 127.0.0.1 for the tests and the
 # non-embedded modes: uses running servers; else starts installed ones; else
 # installs them with apt-get and starts them. Creates the test database.
+# Starts a second PostgreSQL cluster (datasource, port 5433) for the tests'
+# and the bench's data sources: a customer's database is never on the
+# platform's server, which the data sources refuse.
 # Installs Chromium for the console's browser test and bubblewrap for the
 # python_code_tool sandbox when they are missing.
 # Safe to run any number of times.
@@ -10,6 +13,9 @@ set -euo pipefail
 PG_PORT=${PG_PORT:-5432}
 REDIS_PORT=${REDIS_PORT:-6379}
 TEST_DB=${TEST_DB:-test}
+DS_PORT=${DS_PORT:-5433}
+DS_CLUSTER=${DS_CLUSTER:-datasource}
+DS_DB=${DS_DB:-test_datasource}
 
 log() { echo "services: $*" >&2; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -69,6 +75,38 @@ command -v psql >/dev/null 2>&1 || apt_install postgresql-client
 if [ "$(pg_psql -c "select 1 from pg_database where datname = '$TEST_DB'")" != "1" ]; then
   log "creating database $TEST_DB"
   pg_psql -c "create database \"$TEST_DB\""
+fi
+
+# The data sources' server: a cluster of its own, as a customer's would be.
+# Its roles are not superusers (a data source refuses one): the tests' role
+# owns the tests' database, and the bench's role creates its own.
+ds_psql() { psql -h 127.0.0.1 -p "$DS_PORT" -U postgres -d postgres -Atq "$@"; }
+start_datasource_cluster() {
+  local version
+  version=$(ls /etc/postgresql | sort -V | tail -n1)
+  if [ ! -d "/etc/postgresql/$version/$DS_CLUSTER" ]; then
+    log "creating PostgreSQL cluster $version/$DS_CLUSTER on port $DS_PORT"
+    as_root pg_createcluster -p "$DS_PORT" "$version" "$DS_CLUSTER" >/dev/null
+  fi
+  local hba="/etc/postgresql/$version/$DS_CLUSTER/pg_hba.conf"
+  if ! grep -q '^host all all 127.0.0.1/32 trust' "$hba"; then
+    as_root sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+  fi
+  log "starting PostgreSQL $version/$DS_CLUSTER"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$version" "$DS_CLUSTER" start || true
+  wait_port "$DS_PORT" || { log "PostgreSQL did not start on port $DS_PORT"; exit 1; }
+}
+if port_open "$DS_PORT"; then log "the data sources' PostgreSQL is up on $DS_PORT"; else start_datasource_cluster; fi
+for role in "appruntime_datasource LOGIN NOSUPERUSER" "appruntime_bench_data LOGIN NOSUPERUSER CREATEDB"; do
+  name=${role%% *}
+  if [ "$(ds_psql -c "select 1 from pg_roles where rolname = '$name'")" != "1" ]; then
+    log "creating role $name on $DS_PORT"
+    ds_psql -c "create role $role"
+  fi
+done
+if [ "$(ds_psql -c "select 1 from pg_database where datname = '$DS_DB'")" != "1" ]; then
+  log "creating database $DS_DB on $DS_PORT"
+  ds_psql -c "create database \"$DS_DB\" owner appruntime_datasource"
 fi
 
 if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_redis; fi

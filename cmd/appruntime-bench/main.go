@@ -92,6 +92,7 @@ type options struct {
 	appruntime  string // path of the appruntime binary
 	compare     string // path of a second appruntime binary measured in the same rounds; empty: none
 	adminURL    string // a Postgres URL with the right to create databases
+	dataURL     string // the same on the data source's server (never the platform's)
 	dbName      string // the database the bench drops and creates there
 	redisURL    string
 	concurrency int
@@ -114,6 +115,7 @@ func run(args []string) error {
 	fs.StringVar(&o.appruntime, "appruntime", "", "path of the appruntime binary (required)")
 	fs.StringVar(&o.compare, "compare", "", "path of a second appruntime binary (another build) whose api runs beside the first and is measured in the same rounds, after it; prints its ratios and its throughput over the first's per round")
 	fs.StringVar(&o.adminURL, "database", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "Postgres server to create the bench database on")
+	fs.StringVar(&o.dataURL, "data-database", "postgres://appruntime_bench_data@127.0.0.1:5433/postgres?sslmode=disable", "Postgres server, not the platform's, to create the bench's data-source database on as a role that is not a superuser (scripts/services.sh starts it)")
 	fs.StringVar(&o.dbName, "dbname", "appruntime_bench", "the database to (re)create for the run")
 	fs.StringVar(&o.redisURL, "redis", "redis://127.0.0.1:6379/15", "Redis for the api process (a database of its own)")
 	fs.IntVar(&o.concurrency, "c", 64, "concurrent connections")
@@ -153,8 +155,9 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	// The bench table is a data source, which is never the platform database.
-	dataURL, err := freshDatabase(ctx, o.adminURL, o.dbName+"_data")
+	// The bench table is a data source, which is never on the platform's
+	// server and never reached as a superuser.
+	dataURL, err := freshDatabase(ctx, o.dataURL, o.dbName+"_data")
 	if err != nil {
 		return err
 	}

@@ -288,7 +288,7 @@ func TestConnectionFailuresLookTheSame(t *testing.T) {
 		{"closed port", on, "postgres://reader@" + closedAddr + "/db", "connection refused"},
 		{"silent server (timeout)", on, "postgres://reader@" + standIn(t, true) + "/db?sslmode=disable&connect_timeout=1", "timeout"},
 		{"bad password", on, "postgres://reader:wrong@" + standIn(t, false) + "/db?sslmode=disable", "28P01"},
-		{"unknown role", on, strings.Replace(good, "postgres@", "nobody_here@", 1), "28000"},
+		{"unknown role", on, strings.Replace(good, testkit.DataSourceRole()+"@", "nobody_here@", 1), "28000"},
 		{"unknown database", on, withDatabase(t, good, "no_such_database"), "3D000"},
 		{"platform database", on, testkit.DatabaseURL(), datasource.ErrPlatformDatabase.Error()},
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,40 +129,66 @@ func schemaOf(st *store.Store) string {
 	return v.(schemaInfo).name
 }
 
-// DataSourceDatabaseSuffix names the tests' data-source database: the
-// database of TEST_DATABASE_URL with this suffix, on the same server. A
-// data source is never the platform database (the registry refuses it,
-// whatever the schema), so the customer tables of tests live there.
-const DataSourceDatabaseSuffix = "_datasource"
+// DefaultDataSourceURL is used when TEST_DATASOURCE_URL is unset: the
+// tests' data-source database on a Postgres server of its own (the second
+// cluster scripts/services.sh starts), reached as a role that is not a
+// superuser. A data source is never on the platform's server (the registry
+// refuses it, whatever the database), as a customer's database is not.
+const DefaultDataSourceURL = "postgres://appruntime_datasource@127.0.0.1:5433/test_datasource?sslmode=disable"
 
 var (
 	dataSourceOnce  sync.Once
-	dataSourceAdmin *store.Store
+	dataSourceOwner *store.Store
 	dataSourceErr   error
 )
 
-// DataSourceDatabaseURL returns the URL of the tests' data-source database.
+// DataSourceDatabaseURL returns the URL of the tests' data-source database
+// (TEST_DATASOURCE_URL), as its owner, the role DataSourceRole names.
 func DataSourceDatabaseURL() string {
-	u, err := url.Parse(DatabaseURL())
+	if v := os.Getenv("TEST_DATASOURCE_URL"); v != "" {
+		return v
+	}
+	return DefaultDataSourceURL
+}
+
+// DataSourceAdminURL returns the URL of the data sources' server as its
+// superuser postgres (trust on loopback, as scripts/services.sh sets it up),
+// for tests that make roles there.
+func DataSourceAdminURL() string {
+	u, err := url.Parse(DataSourceDatabaseURL())
 	if err != nil {
 		panic(err)
 	}
-	u.Path = "/" + strings.TrimPrefix(u.Path, "/") + DataSourceDatabaseSuffix
+	u.User = url.User("postgres")
 	return u.String()
 }
 
+// DataSourceRole returns the role the tests' data sources connect as.
+func DataSourceRole() string {
+	u, err := url.Parse(DataSourceDatabaseURL())
+	if err != nil {
+		panic(err)
+	}
+	return u.User.Username()
+}
+
 // DataSource returns a Store on an empty schema of the test's own in the
-// data-source database (created on first use), dropped at cleanup. Its
-// pool is real; URLOf gives the DSN an integration uses to reach it.
+// data-source database, dropped at cleanup. Its pool is real; URLOf gives
+// the DSN an integration uses to reach it.
 func DataSource(t testing.TB) *store.Store {
 	t.Helper()
 	needServer(t, "Postgres")
-	dataSourceOnce.Do(func() { dataSourceAdmin, dataSourceErr = openDataSourceDatabase(admin(t)) })
+	dataSourceOnce.Do(func() {
+		dataSourceOwner, dataSourceErr = store.Open(context.Background(), DataSourceDatabaseURL(), store.Options{MaxOpenConns: 4})
+		if dataSourceErr == nil {
+			sweepSchemas(dataSourceOwner.DB)
+		}
+	})
 	if dataSourceErr != nil {
-		t.Fatalf("testkit: data-source database: %v", dataSourceErr)
+		t.Fatalf("testkit: the data-source database at TEST_DATASOURCE_URL (%s) is needed: %v (run scripts/services.sh)", DataSourceDatabaseURL(), dataSourceErr)
 	}
 	name := fmt.Sprintf("tk_%d_%s", time.Now().Unix(), randomHex(4))
-	if err := dataSourceAdmin.DB.Exec("CREATE SCHEMA " + name).Error; err != nil {
+	if err := dataSourceOwner.DB.Exec("CREATE SCHEMA " + name).Error; err != nil {
 		t.Fatalf("testkit: create schema: %v", err)
 	}
 	dsn := urlWithSchema(DataSourceDatabaseURL(), name)
@@ -174,36 +199,13 @@ func DataSource(t testing.TB) *store.Store {
 	schemaNames.Store(st, schemaInfo{name: name, url: dsn})
 	t.Cleanup(func() {
 		_ = st.Close()
-		dataSourceAdmin.DB.Exec("DROP SCHEMA IF EXISTS " + name + " CASCADE")
+		dataSourceOwner.DB.Exec("DROP SCHEMA IF EXISTS " + name + " CASCADE")
 	})
 	return st
 }
 
 // DataSourceURL returns the DSN of a fresh DataSource schema.
 func DataSourceURL(t testing.TB) string { return URLOf(DataSource(t)) }
-
-// openDataSourceDatabase creates the data-source database unless it exists
-// (test binaries race to do so: losing the race is fine) and opens it.
-func openDataSourceDatabase(admin *store.Store) (*store.Store, error) {
-	u, _ := url.Parse(DataSourceDatabaseURL())
-	name := strings.TrimPrefix(u.Path, "/")
-	var n int64
-	if err := admin.DB.Raw("SELECT count(*) FROM pg_database WHERE datname = ?", name).Scan(&n).Error; err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		err := admin.DB.Exec(`CREATE DATABASE "` + name + `"`).Error
-		if err != nil && !strings.Contains(err.Error(), "42P04") && !strings.Contains(err.Error(), "23505") {
-			return nil, fmt.Errorf("create database %s: %w", name, err)
-		}
-	}
-	st, err := store.Open(context.Background(), DataSourceDatabaseURL(), store.Options{MaxOpenConns: 4})
-	if err != nil {
-		return nil, err
-	}
-	sweepSchemas(st.DB)
-	return st, nil
-}
 
 // newSchemaStore creates schema tk_<unix>_<random>, migrates it, and opens a
 // pool whose search_path is that schema.
