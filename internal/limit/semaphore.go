@@ -89,28 +89,41 @@ func (s *Semaphore) AcquireUntil(ctx context.Context, surface string, deadline t
 func (s *Semaphore) acquire(ctx context.Context, surface string, hold time.Duration) (release func(), err error) {
 	token := newToken()
 	key := s.prefix + surface
+	if err := s.take(ctx, key, token, hold); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() { s.drop(ctx, key, token) })
+	}, nil
+}
+
+// take admits token as a holder of key's slots for hold, or answers a 429
+// whose Err is ErrSlotsTaken (with the wait until the earliest entry
+// expires, at most SemaphoreRetryAfter), or a 503 when Redis fails.
+func (s *Semaphore) take(ctx context.Context, key, token string, hold time.Duration) error {
 	wait, err := acquireScript.Run(ctx, s.rc, []string{key}, s.slots, hold.Milliseconds(), token).Int64()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("limit: semaphore: %w", ctx.Err())
+			return fmt.Errorf("limit: semaphore: %w", ctx.Err())
 		}
-		return nil, apperr.Wrap(err, apperr.Unavailable, "concurrency limiter is unavailable; retry")
+		return apperr.Wrap(err, apperr.Unavailable, "concurrency limiter is unavailable; retry")
 	}
 	if wait >= 0 {
 		retry := min(time.Duration(wait)*time.Millisecond, SemaphoreRetryAfter)
 		e := apperr.RateLimitedAfter(retry, "this surface already runs %d of these at once", s.slots)
 		e.Err = ErrSlotsTaken
-		return nil, e
+		return e
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			defer cancel()
-			// On failure the entry still expires at its deadline.
-			s.rc.ZRem(rctx, key, token)
-		})
-	}, nil
+	return nil
+}
+
+// drop frees token's slot of key. It runs on cleanup paths whose context
+// may be done; on failure the entry still expires at its deadline.
+func (s *Semaphore) drop(ctx context.Context, key, token string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	s.rc.ZRem(rctx, key, token)
 }
 
 func newToken() string {
