@@ -154,7 +154,8 @@ func (s *server) endedKey(sid string) string { return s.KeyPrefix + "console:end
 
 // loadSession reads the session cookie. A valid, unexpired cookie that was
 // not signed out is put in Locals; anything else is ignored (the request is
-// then anonymous).
+// then anonymous). When Redis cannot say whether the session was signed
+// out, the request is a 503 (never admitted unchecked).
 func (s *server) loadSession(c *fiber.Ctx) error {
 	cs, ok := s.decodeCookie(c.Cookies(CookieName), time.Now())
 	if ok {
@@ -163,7 +164,7 @@ func (s *server) loadSession(c *fiber.Ctx) error {
 		case err == nil:
 			ok = false // signed out
 		case !errors.Is(err, redis.Nil):
-			return fmt.Errorf("console: check sign-out: %w", err)
+			return apperr.Wrap(err, apperr.Unavailable, "the console cannot check its sessions right now (its Redis does not answer); try again in a moment")
 		}
 	}
 	if ok {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/console"
@@ -22,6 +23,7 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -461,4 +463,39 @@ func TestForwardedForNeedsATrustedProxy(t *testing.T) {
 	sprayAddress(t, trusted, "203.0.113.9")
 	p = forwarded(trusted, "198.51.100.1, 203.0.113.9").login(trusted.Tenant.Admin.Email, testPassword)
 	require.Equal(t, http.StatusTooManyRequests, p.Status, "the entry the client wrote itself is not believed: %s", p.Body)
+}
+
+// TestSignInWithoutRedisIs503: with the console's Redis down (a port that
+// refuses), the sign-in form posts back a 503 with a message and
+// Retry-After, with or without the form's session cookie, and nobody is
+// signed in; a signed-in page is a 503 too, never a 500.
+func TestSignInWithoutRedisIs503(t *testing.T) {
+	t.Parallel()
+	p, st := newPlatform(t, testkit.Config(testkit.DatabaseURL(), testkit.RedisURL()))
+	tenant := testkit.NewTenant(t, st.DB)
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { _ = dead.Close() })
+	svc := p.ConsoleServices()
+	svc.Redis = dead
+	app, err := console.New(svc)
+	require.NoError(t, err)
+	ln, err := web.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	serve(t, app, ln)
+	c := &testConsole{URL: "http://" + ln.Addr().String(), P: p, Store: st, Tenant: tenant}
+
+	cl := c.client(t)
+	page := cl.login(tenant.Admin.Email, testPassword) // the form's anonymous session cookie
+	require.Equal(t, http.StatusServiceUnavailable, page.Status, page.Body)
+	require.Contains(t, strings.ToLower(page.Body), "try again in a moment")
+	require.NotEmpty(t, page.Header.Get("Retry-After"))
+	require.Nil(t, sessionCookie(t, page), "not signed in")
+
+	bare := c.client(t)
+	page = bare.post("/login", url.Values{"email": {tenant.Admin.Email}, "password": {testPassword}, "csrf": {""}})
+	require.NotEqual(t, http.StatusInternalServerError, page.Status, page.Body)
+
+	signed := getWithCookie(t, c, "/", forgeCookie(models.NewID(), tenant.Admin.ID, tenant.Workspace.ID, time.Now().Add(time.Hour)))
+	require.Equal(t, http.StatusServiceUnavailable, signed.Status, signed.Body)
+	require.Equal(t, "2", signed.Header.Get("Retry-After"))
 }

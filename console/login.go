@@ -9,6 +9,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/web"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -54,6 +55,12 @@ func (s *server) login(c *fiber.Ctx) error {
 	form := loginForm{Email: postValue(c, "email"), Next: safeNext(postValue(c, "next"))}
 	try := limit.SignInTry{Account: form.Email, Address: s.clientAddress(c), Device: s.deviceOf(c, form.Email)}
 	if err := s.signIns.Attempt(ctx, try); err != nil {
+		if apperr.Is(err, apperr.Unavailable) {
+			// No try goes unmetered: without Redis nobody signs in.
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(web.UnavailableRetryAfter))
+			return s.renderView(c, fiber.StatusServiceUnavailable, "login", view{Title: "Sign in", Data: form,
+				Error: "Signing in is unavailable right now (the console cannot reach its Redis). Try again in a moment."})
+		}
 		if !apperr.Is(err, apperr.RateLimited) {
 			return err
 		}

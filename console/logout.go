@@ -1,10 +1,11 @@
 package console
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/appruntime/appruntime/internal/apperr"
 )
 
 // logout answers POST /logout: the session is ended on every console
@@ -14,7 +15,7 @@ func (s *server) logout(c *fiber.Ctx) error {
 	if cs, ok := sessionOf(c); ok {
 		if ttl := time.Until(time.Unix(cs.Expires, 0)); ttl > 0 {
 			if err := s.Redis.Set(c.UserContext(), s.endedKey(cs.SID), 1, ttl).Err(); err != nil {
-				return fmt.Errorf("console: sign out: %w", err)
+				return apperr.Wrap(err, apperr.Unavailable, "the console cannot sign you out right now (its Redis does not answer); try again in a moment")
 			}
 		}
 	}

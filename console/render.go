@@ -169,6 +169,9 @@ func (s *server) renderError(c *fiber.Ctx, err error) error {
 		msg = "Something went wrong on our side. It has been logged; try again in a moment."
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	if code == apperr.Unavailable {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(apperr.RetryAfterSeconds(err), web.UnavailableRetryAfter)))
+	}
 	rerr := s.renderView(c, status, "error", view{Title: "Error " + strconv.Itoa(status), Data: errorPage{Status: status, Message: msg}})
 	if rerr != nil {
 		s.Log.ErrorContext(c.UserContext(), "console error page failed", "error", rerr.Error())

@@ -31,6 +31,10 @@ var hostProfile = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.S
 //   - not one of our own origins (ownOrigins, such as the console's and
 //     the API's URLs) nor a name under their hosts, whatever the port.
 //
+// Only the link's text is checked: a name that resolves to a private
+// address is offered like any other (what our resolver answers says nothing
+// of the person's browser's, and the person confirms the full link).
+//
 // The host is compared as the browser will use it (hostProfile), so
 // look-alikes such as "ＬＯＣＡＬＨＯＳＴ" or "127。0。0。1" are caught. The same rules
 // are in static/mcphost.js (checkLink); testdata/link_policy.json is the
