@@ -100,3 +100,5 @@ require (
 tool honnef.co/go/tools/cmd/staticcheck
 
 replace github.com/chromedp/chromedp => ./third_party/chromedp
+
+replace github.com/ledongthuc/pdf => ./third_party/pdf

@@ -104,6 +104,7 @@ type options struct {
 	verbs       verbSet // the verb phases to measure; none: only the /run phase
 	run         runOptions
 	reviewTasks int // parked tasks of the review queue phase; 0 skips it
+	docBombs    int // bombs of each kind previewed at once in the document phase; 0 skips it
 	reviewers   int
 	workerDebug string // DEBUG_ADDR of the worker process (pprof); empty: none
 	baseDebug   string // pprof address of the baseline process; empty: none
@@ -133,6 +134,7 @@ func run(args []string) error {
 	fs.IntVar(&o.run.workers, "run-workers", 16, "concurrency of the worker's lookup queue and of the raw server")
 	fs.IntVar(&o.run.servers, "worker-servers", 4, "asynq servers the worker shares its lookup concurrency among (WORKER_SERVERS_LOOKUP)")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
+	fs.IntVar(&o.docBombs, "doc-bombs", 4, "PDF and XLSX bombs of each kind previewed at once in the document phase (0 skips it)")
 	fs.IntVar(&o.reviewTasks, "review-tasks", 100000, "parked tasks of the review queue phase (0 skips it)")
 	fs.IntVar(&o.reviewers, "reviewers", 16, "concurrent reviewers of the review queue phase")
 	if err := fs.Parse(args); err != nil {
@@ -220,6 +222,16 @@ func run(args []string) error {
 	token, err := mint("http://"+apiAddr, fx.hostToken, fx.stepID)
 	if err != nil {
 		return err
+	}
+	if o.docBombs > 0 {
+		// First, so that the api's peak RSS is its own, not an earlier phase's.
+		pdfs, sheets, err := seedBombs(ctx, dbURL, fx.taskID, o.docBombs)
+		if err != nil {
+			return err
+		}
+		if err := docPhase(apiAddr, api.Process.Pid, token, pdfs, sheets); err != nil {
+			return err
+		}
 	}
 	if len(o.verbs) == 0 {
 		line, err := withReview(ctx, o, apiAddr, dbURL, api.Process.Pid, "")
@@ -545,7 +557,9 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		Reads:     []bindingspec.Read{{Op: "get_item", Table: "bench_items", Columns: []string{"id", "name", "n"}, Filterable: []string{"id"}, Limit: 1}},
 		Writes:    []bindingspec.Write{{Op: "set_n", Table: "bench_items", Mode: bindingspec.ModeUpdate, KeyColumns: []string{"id"}, Columns: []string{"n"}}},
 		HTTPCalls: []bindingspec.HTTPCall{{Op: "lookup_item", Method: "GET", URL: upstreamURL + "/items/{{id}}"}},
-		Tools:     []bindingspec.Tool{{Op: "lookup", Tool: "bench lookup", Params: []string{"match_criteria", "return_columns"}, Record: new(false)}},
+		// file_preview is the document phase's.
+		Capabilities: []string{"file_preview"},
+		Tools:        []bindingspec.Tool{{Op: "lookup", Tool: "bench lookup", Params: []string{"match_criteria", "return_columns"}, Record: new(false)}},
 	}
 	lookup := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, DisplayName: "bench lookup",
 		BaseTool: models.BaseCSVLookup, Config: models.MustJSON(map[string]any{"file_name": "bench.csv"})}

@@ -27,6 +27,11 @@ const (
 	Internal         Code = "internal"           // a bug or an unexpected failure; detail is logged, not shown
 	NotMigrated      Code = "not_migrated"       // the database schema is behind this binary
 	MethodNotAllowed Code = "method_not_allowed" // the route exists for another method
+	// OverBudget refuses input whose processing would pass one of the
+	// platform's work budgets (a document decoding to more bytes than a
+	// page may, a sheet of more cells than are read): well-formed, but
+	// not processed; the message names the limit.
+	OverBudget Code = "over_budget"
 	// InvalidBlocks refuses a reply's blocks (seed 004: "the platform's
 	// existing invalid_blocks code"); Detail lists a reason per block.
 	InvalidBlocks Code = "invalid_blocks"
@@ -45,6 +50,7 @@ var statusByCode = map[Code]int{
 	Conflict:         http.StatusConflict,
 	TooLarge:         http.StatusRequestEntityTooLarge,
 	UnsupportedMedia: http.StatusUnsupportedMediaType,
+	OverBudget:       http.StatusUnprocessableEntity,
 	RateLimited:      http.StatusTooManyRequests,
 	Internal:         http.StatusInternalServerError,
 	NotMigrated:      http.StatusInternalServerError,

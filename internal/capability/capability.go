@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -34,6 +36,9 @@ type Service struct {
 	translator translate.Provider
 	now        func() time.Time
 	poll       time.Duration
+	redis      *redis.Client
+	keyPrefix  string
+	previews   singleflight.Group
 }
 
 // Options configure a Service.
@@ -48,6 +53,11 @@ type Options struct {
 	// Poll is how often a call waiting for another's translation looks
 	// for it; zero is DefaultPoll.
 	Poll time.Duration
+	// Redis keeps each page's text (or its refusal) for PreviewCacheTTL,
+	// under keys starting with KeyPrefix; nil computes it on every call
+	// not shared with a concurrent one.
+	Redis     *redis.Client
+	KeyPrefix string
 }
 
 // DefaultPoll is how often a get_translation waiting for a translation
@@ -56,7 +66,7 @@ const DefaultPoll = 100 * time.Millisecond
 
 // New returns a Service.
 func New(o Options) *Service {
-	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll}
+	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -199,14 +209,6 @@ func (s *Service) FilePreview(ctx context.Context, taskID string, p PreviewParam
 		return Preview{}, err
 	}
 	return Preview{File: s.describe(f), Page: page, Text: text.Text, Truncated: text.Truncated}, nil
-}
-
-func (s *Service) pageText(ctx context.Context, f models.File, page int) (document.Text, error) {
-	data, err := s.files.Content(ctx, f)
-	if err != nil {
-		return document.Text{}, err
-	}
-	return document.PageText(ctx, data, f.ContentType, page)
 }
 
 func requireFileID(id string) error {

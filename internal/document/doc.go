@@ -21,7 +21,19 @@
 // limits: text drawn inside form XObjects and text in images (scans) is
 // not read; a scan's pages have no text until OCR exists.
 //
-// Work is bounded: a document is at most what an upload accepts, Split
-// checks its context between ranges, and a page's text is capped at
-// MaxPageTextBytes.
+// Work is bounded by budgets (budget.go), whatever a document's size on
+// disk: the decoded bytes of streams read for one page's text
+// (MaxPageDecodedBytes, a stream counting each time it is named) and for
+// one operation over a whole document (MaxDocumentDecodedBytes), its
+// pages, a sheet's cells, and a wall time (MaxWork) checked with the
+// caller's context on every read of decoded bytes, so that white space,
+// which draws nothing, still stops. Past one, an over_budget error (422)
+// names the limit. The PDF reader is a patched copy (third_party/pdf) that
+// lets this package meter every stream it decodes; pdfcpu, which decodes
+// each reference of a stream whole, gets a document only once a metered
+// pass over its pages' contents stayed within budget, so a refused split
+// writes nothing. Sheets are streamed (sheet.go): the sheet's XML is read
+// token by token, a run of text is never held past MaxPageTextBytes, and
+// reading stops at the page's text cap. A sheet shows its cells' stored
+// values: numbers unformatted (a date is its serial number).
 package document

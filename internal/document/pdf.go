@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+
+	"github.com/ledongthuc/pdf"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
@@ -35,6 +38,9 @@ func pdfConfig(cmd model.CommandMode) *model.Configuration {
 // PDFPages counts a PDF's pages; a document pdfcpu cannot read is an
 // invalid error.
 func PDFPages(data []byte) (pages int, err error) {
+	if err := preflightPDF(context.Background(), data); err != nil {
+		return 0, err
+	}
 	err = guard("the file is not a readable PDF", func() (err error) {
 		pages, err = api.PageCount(bytes.NewReader(data), pdfConfig(model.VALIDATE))
 		return err
@@ -88,6 +94,9 @@ func CheckRanges(ranges []Range, pages int) error {
 // an error from emit stops the split and is returned. The PDF is read
 // once. ctx is checked before each part.
 func Split(ctx context.Context, data []byte, ranges []Range, emit func(i int, r Range, pdf []byte) error) error {
+	if err := preflightPDF(ctx, data); err != nil {
+		return err
+	}
 	var src *model.Context
 	err := guard("the file is not a readable PDF", func() (err error) {
 		src, err = api.ReadValidateAndOptimize(bytes.NewReader(data), pdfConfig(model.SPLIT))
@@ -123,6 +132,53 @@ func Split(ctx context.Context, data []byte, ranges []Range, emit func(i int, r 
 		}
 	}
 	return nil
+}
+
+// preflightPDF decodes every page's content streams once, each as often
+// as the page names it, metered against MaxDocumentDecodedBytes, MaxWork
+// and ctx, and counts the pages against MaxPages: pdfcpu decodes each
+// reference of a content stream whole in memory, with no bound and no
+// way to stop it, so a document is handed to it only once its decoded
+// size is known to be bounded. A document the reader cannot read is left
+// to pdfcpu to judge.
+func preflightPDF(ctx context.Context, data []byte) (err error) {
+	b := newBudget(ctx, "the document", MaxDocumentDecodedBytes)
+	defer b.release()
+	defer func() {
+		p := recover()
+		if berr := b.check(); berr != nil {
+			err = berr
+			return
+		}
+		_ = p // a malformed document: pdfcpu says what is wrong with it
+	}()
+	r, err := pdf.NewReaderWrapped(bytes.NewReader(data), int64(len(data)), b.reader)
+	if err != nil {
+		return b.check()
+	}
+	n := r.NumPage()
+	if n > MaxPages {
+		return tooManyPages(n)
+	}
+	for i := 1; i <= n; i++ {
+		contents := r.Page(i).V.Key("Contents")
+		streams := []pdf.Value{contents}
+		if contents.Kind() == pdf.Array {
+			streams = streams[:0]
+			for j := 0; j < contents.Len(); j++ {
+				streams = append(streams, contents.Index(j))
+			}
+		}
+		for _, s := range streams {
+			if s.Kind() != pdf.Stream {
+				continue
+			}
+			if _, err := io.Copy(io.Discard, s.Reader()); err != nil {
+				return b.check()
+			}
+		}
+	}
+	return b.check()
 }
 
 // guard runs fn, a call into a PDF library, turning its error or panic on

@@ -60,7 +60,7 @@ func PageText(ctx context.Context, data []byte, contentType string, page int) (T
 	case contentType == TypePDF:
 		return pdfPageText(ctx, data, page)
 	case contentType == TypeXLSX:
-		return sheetText(data, page)
+		return sheetText(ctx, data, page)
 	case IsText(contentType), IsImage(contentType):
 		if page != 1 {
 			return Text{}, pageOutOfRange(page, 1)
@@ -90,8 +90,16 @@ func capText(s string) Text {
 type errStopped struct{ err error }
 
 func pdfPageText(ctx context.Context, data []byte, page int) (text Text, err error) {
+	b := newBudget(ctx, fmt.Sprintf("the text of page %d", page), MaxPageDecodedBytes)
+	defer b.release()
 	defer func() {
 		p := recover()
+		if berr := b.check(); berr != nil && (p != nil || err != nil) {
+			// The library turns a failed read into its own error or
+			// panic; the budget's error says why.
+			text, err = Text{}, berr
+			return
+		}
 		if p == nil {
 			return
 		}
@@ -101,11 +109,15 @@ func pdfPageText(ctx context.Context, data []byte, page int) (text Text, err err
 		}
 		err = apperr.Wrap(fmt.Errorf("panic: %v", p), apperr.Invalid, "the text of page %d cannot be read", page)
 	}()
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err := pdf.NewReaderWrapped(bytes.NewReader(data), int64(len(data)), b.reader)
 	if err != nil {
 		return Text{}, apperr.Wrap(err, apperr.Invalid, "the file is not a readable PDF")
 	}
-	if n := r.NumPage(); page < 1 || page > n {
+	n := r.NumPage()
+	if n > MaxPages {
+		return Text{}, tooManyPages(n)
+	}
+	if page < 1 || page > n {
 		return Text{}, pageOutOfRange(page, n)
 	}
 	p := r.Page(page)
@@ -116,14 +128,17 @@ func pdfPageText(ctx context.Context, data []byte, page int) (text Text, err err
 	ops := 0
 	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
 		ops++
-		if ops%1024 == 0 && ctx.Err() != nil {
-			panic(errStopped{apperr.Wrap(ctx.Err(), apperr.Timeout, "reading the text of page %d was stopped", page)})
+		if ops%1024 == 0 && b.check() != nil {
+			panic(errStopped{b.check()})
 		}
 		if ops > MaxPageOperators {
-			panic(errStopped{apperr.Invalidf("page %d has more than %d drawing operators; its text is not read", page, MaxPageOperators)})
+			panic(errStopped{apperr.New(apperr.OverBudget, "page %d has more than %d drawing operators; its text is not read", page, MaxPageOperators)})
 		}
 		in.do(stk, op)
 	})
+	if err := b.check(); err != nil {
+		return Text{}, err
+	}
 	return in.out.text(), nil
 }
 

@@ -356,7 +356,7 @@ func (p *Platform) buildFiles() error {
 	if o.Config.Tools.TranslateURL != "" {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
-	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine})
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix})
 	for _, c := range bindingspec.Catalog {
 		if p.Capabilities.Serves(c.Name) {
 			p.ServedCapabilities[c.Name] = true

@@ -121,7 +121,8 @@ func runInput(c session.Claims, params []string, payload map[string]json.RawMess
 
 // Capability serves a platform feature on the session's own task. Host
 // capabilities are performed by the browser and refused here (400); one the
-// binding does not grant is 403; one this deployment does not serve is 501.
+// binding does not grant is 403; one this deployment does not serve is 501;
+// a surface calling faster than its rate is 429.
 func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte) (Result, error) {
 	v, err := begin[json.RawMessage](ctx, s, c, body)
 	if err != nil {
@@ -140,6 +141,11 @@ func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte)
 	}
 	if s.Capabilities == nil || s.Served == nil || !s.Served(r.Op) {
 		return Result{}, apperr.NotImplementedf("this deployment does not serve capability %q", r.Op)
+	}
+	// A capability reads and writes documents: limited per surface like
+	// the other verbs that do work beyond the platform's own rows.
+	if err := s.Limiter.Allow(ctx, c.Surface()); err != nil {
+		return Result{}, err
 	}
 	out, err := s.Capabilities.Call(ctx, c.TaskID, r.Op, r.Payload)
 	if err != nil {

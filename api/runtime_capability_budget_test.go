@@ -1,0 +1,60 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/document/documenttest"
+	"github.com/appruntime/appruntime/internal/limit"
+)
+
+// TestCapabilityDocumentBombs: the attack's PDF (one 64 MiB FlateDecode
+// stream named 200 times) is refused at upload with over_budget (422)
+// in well under a second, and the XLSX of 232 MB of inlineStr cells
+// previews its first 128 KiB quickly instead of taking the api to 511 MB.
+func TestCapabilityDocumentBombs(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+
+	start := time.Now()
+	_, err := f.api.P.Files.Upload(context.Background(), f.taskID, "bomb.pdf", "", bytes.NewReader(documenttest.PDFBomb(64<<20, 200)))
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+	require.Equal(t, 422, apperr.Status(apperr.OverBudget))
+	require.Less(t, time.Since(start), 2*time.Second)
+
+	sheet := f.upload(t, f.taskID, "bomb.xlsx", documenttest.XLSXBomb(58<<20, 4))
+	start = time.Now()
+	r := f.capability(t, "file_preview", map[string]any{"file_id": sheet, "page": 1})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.Equal(t, true, r.Body["result"].(map[string]any)["truncated"])
+	require.Less(t, time.Since(start), 2*time.Second)
+}
+
+// TestCapabilityIsRateLimited: /capability is limited per surface like
+// /run and /action (5/s, burst 20): a surface that keeps calling gets
+// 429 with Retry-After; before, it was never refused.
+func TestCapabilityIsRateLimited(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	var last response
+	passed := 0
+	for range 100 {
+		last = f.capability(t, "list_files", nil)
+		if last.Status == 429 {
+			break
+		}
+		require.Equal(t, 200, last.Status, string(last.Raw))
+		passed++
+	}
+	require.Equal(t, 429, last.Status, "a surface calling faster than 5/s is refused")
+	require.GreaterOrEqual(t, passed, limit.SurfaceBurst)
+	secs, err := strconv.Atoi(last.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, secs, 1)
+}

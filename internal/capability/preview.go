@@ -1,0 +1,102 @@
+package capability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/document"
+	"github.com/appruntime/appruntime/models"
+)
+
+// Page text is computed once per file and page: concurrent calls (on
+// this replica) share one computation, and its outcome, a refusal
+// included, is kept in Redis for PreviewCacheTTL, so that a document
+// that burns its budget does so once an hour, not once a call. A file's
+// bytes never change under its id, so the entry never goes stale.
+const (
+	// PreviewCacheTTL is how long a page's text (or its refusal) is kept.
+	PreviewCacheTTL = time.Hour
+	// PreviewDeadline bounds one computation of a page's text, whoever
+	// waits for it: past it the computation stops (document.MaxWork is
+	// the budget's own, shorter bound).
+	PreviewDeadline = 15 * time.Second
+)
+
+// cachedPage is a page's text or the refusal of reading it, as cached.
+type cachedPage struct {
+	Text      string      `json:"text,omitempty"`
+	Truncated bool        `json:"truncated,omitempty"`
+	Code      apperr.Code `json:"code,omitempty"`
+	Message   string      `json:"message,omitempty"`
+}
+
+func (c cachedPage) result() (document.Text, error) {
+	if c.Code != "" {
+		return document.Text{}, apperr.New(c.Code, "%s", c.Message)
+	}
+	return document.Text{Text: c.Text, Truncated: c.Truncated}, nil
+}
+
+// pageText returns the text of page of f, from the cache, from a
+// computation another call on this replica runs, or computed here under
+// PreviewDeadline; a caller who hangs up stops waiting at once.
+func (s *Service) pageText(ctx context.Context, f models.File, page int) (document.Text, error) {
+	key := s.keyPrefix + "preview:" + f.ID + ":" + strconv.Itoa(page)
+	if s.redis != nil {
+		if raw, err := s.redis.Get(ctx, key).Bytes(); err == nil {
+			var c cachedPage
+			if json.Unmarshal(raw, &c) == nil {
+				return c.result()
+			}
+		}
+	}
+	ch := s.previews.DoChan(key, func() (any, error) {
+		// Detached from the first caller: the others wait for it too.
+		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), PreviewDeadline)
+		defer cancel()
+		c, err := s.computePage(work, f, page)
+		if err != nil {
+			return nil, err
+		}
+		if s.redis != nil {
+			if raw, err := json.Marshal(c); err == nil {
+				_ = s.redis.Set(work, key, raw, PreviewCacheTTL).Err() // a cache that cannot be written is only slower
+			}
+		}
+		return c, nil
+	})
+	select {
+	case <-ctx.Done():
+		return document.Text{}, apperr.Wrap(ctx.Err(), apperr.Timeout, "reading page %d of %q was stopped", page, f.Name)
+	case r := <-ch:
+		if r.Err != nil {
+			return document.Text{}, r.Err
+		}
+		return r.Val.(cachedPage).result()
+	}
+}
+
+// computePage reads page of f: its text, or a refusal that reading it
+// again would repeat (an invalid or over-budget document) as a
+// cachedPage; any other failure (storage, a deadline) is an error, not
+// cached.
+func (s *Service) computePage(ctx context.Context, f models.File, page int) (cachedPage, error) {
+	data, err := s.files.Content(ctx, f)
+	if err != nil {
+		return cachedPage{}, err
+	}
+	text, err := document.PageText(ctx, data, f.ContentType, page)
+	var e *apperr.Error
+	switch {
+	case err == nil:
+		return cachedPage{Text: text.Text, Truncated: text.Truncated}, nil
+	case errors.As(err, &e) && (e.Code == apperr.OverBudget || e.Code == apperr.Invalid || e.Code == apperr.UnsupportedMedia):
+		return cachedPage{Code: e.Code, Message: e.Message}, nil
+	}
+	return cachedPage{}, fmt.Errorf("capability: page %d of file %s: %w", page, f.ID, err)
+}

@@ -1,0 +1,70 @@
+package capability_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/capability"
+	"github.com/appruntime/appruntime/internal/document"
+	"github.com/appruntime/appruntime/internal/document/documenttest"
+	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/storage"
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+// TestPreviewIsComputedOncePerFileAndPage: a page's text, and a refusal
+// of it (422), are computed once and served from Redis for an hour by
+// every later call (concurrent calls on a replica share one computation):
+// with the file's bytes gone
+// the answers stay the same. Before, every file_preview read the
+// document again, so a bomb burned its budget on every call.
+func TestPreviewIsComputedOncePerFileAndPage(t *testing.T) {
+	t.Parallel()
+	st := testkit.Tx(t)
+	rd := testkit.Redis(t)
+	f := newFixture(t, st)
+	blobs, err := storage.NewDir(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = blobs.Close() })
+	f.files, err = files.New(files.Options{Store: st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test"})
+	require.NoError(t, err)
+	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix})
+
+	prose := f.upload(t, f.task, "letter.pdf", documenttest.PDF("dear reader"))
+	cells := f.upload(t, f.task, "cells.xlsx", documenttest.XLSXBomb(0, document.MaxSheetCells+1))
+	page := 1
+	preview := func(id string) (capability.Preview, error) {
+		return caps.FilePreview(context.Background(), f.task, capability.PreviewParams{FileID: id, Page: &page})
+	}
+	p, err := preview(prose.ID)
+	require.NoError(t, err)
+	require.Equal(t, "dear reader", p.Text)
+	_, err = preview(cells.ID)
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+
+	ttl, err := rd.Client.TTL(context.Background(), rd.Prefix+"preview:"+cells.ID+":1").Result()
+	require.NoError(t, err)
+	require.Greater(t, ttl, 59*time.Minute)
+	raw, err := rd.Client.Get(context.Background(), rd.Prefix+"preview:"+prose.ID+":1").Bytes()
+	require.NoError(t, err)
+	require.True(t, json.Valid(raw))
+
+	for _, id := range []string{prose.StorageKey, cells.StorageKey} {
+		require.NoError(t, blobs.Delete(context.Background(), id))
+	}
+	// (one connection of a rolled-back transaction: calls in turn)
+	for range 2 {
+		p, err := preview(prose.ID)
+		require.NoError(t, err)
+		require.Equal(t, "dear reader", p.Text)
+		start := time.Now()
+		_, err = preview(cells.ID)
+		require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+		require.Less(t, time.Since(start), time.Second, "a cached refusal costs no reading")
+	}
+}

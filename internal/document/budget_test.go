@@ -1,0 +1,112 @@
+package document_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/document"
+	"github.com/appruntime/appruntime/internal/document/documenttest"
+)
+
+// pdfBomb is the attack's PDF: one 64 MiB FlateDecode stream of white
+// space named 200 times by its page's contents (about 67 KB), built once.
+var pdfBomb = sync.OnceValue(func() []byte { return documenttest.PDFBomb(64<<20, 200) })
+
+// TestPDFBombPageTextIsRefusedFast: the page's text stops at the page's
+// budget of decoded bytes (counting each reference of the stream) with a
+// 422 naming the limit, in well under a second; before, the page decoded
+// 12.5 GiB of white space (~31 s of CPU) since white space yields no
+// operator at which the context was checked.
+func TestPDFBombPageTextIsRefusedFast(t *testing.T) {
+	t.Parallel()
+	data := pdfBomb()
+	require.Less(t, len(data), 100<<10)
+	start := time.Now()
+	_, err := document.PageText(context.Background(), data, document.TypePDF, 1)
+	took := time.Since(start)
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+	require.Equal(t, 422, apperr.Status(apperr.OverBudget))
+	require.ErrorContains(t, err, "16 MiB of decoded streams")
+	require.Less(t, took, 2*time.Second)
+	t.Logf("refused in %s", took)
+}
+
+// TestPDFBombStopsWhenTheCallerHangsUp: a caller's context that ends
+// stops the decoding at the next read, although the streams hold no
+// operator.
+func TestPDFBombStopsWhenTheCallerHangsUp(t *testing.T) {
+	t.Parallel()
+	data := pdfBomb()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := document.PageText(&cancelAfter{Context: ctx, n: 3}, data, document.TypePDF, 1)
+	cancel()
+	require.True(t, apperr.Is(err, apperr.Timeout), "%v", err)
+	require.ErrorContains(t, err, "was stopped")
+}
+
+// TestPDFBombPagesAndSplit: counting the bomb's pages (at upload) and
+// splitting it are refused fast (422) and write nothing; before, pdfcpu
+// decoded each of the 200 references whole in memory and never returned.
+func TestPDFBombPagesAndSplit(t *testing.T) {
+	t.Parallel()
+	data := pdfBomb()
+	start := time.Now()
+	n, err := document.Pages(data, document.TypePDF)
+	t.Logf("pages: %d, %v in %s", n, err, time.Since(start))
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+	require.Less(t, time.Since(start), 2*time.Second)
+
+	start = time.Now()
+	parts := 0
+	err = document.Split(context.Background(), data, []document.Range{{From: 1, To: 1}}, func(int, document.Range, []byte) error {
+		parts++
+		return nil
+	})
+	t.Logf("split: %d parts, %v in %s", parts, err, time.Since(start))
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+	require.Zero(t, parts, "nothing half-written")
+	require.Less(t, time.Since(start), 2*time.Second)
+}
+
+// TestXLSXBombIsStreamed: a 1.3 MB spreadsheet of four 58 MB inlineStr
+// cells renders its first page of text (truncated) without holding a cell:
+// the heap grows by a few MiB, not by the cells' 232 MB; before, excelize
+// read the whole sheet (the api reached 511 MB a preview).
+func TestXLSXBombIsStreamed(t *testing.T) {
+	data := documenttest.XLSXBomb(58<<20, 4)
+	require.Less(t, len(data), 2<<20)
+	n, err := document.Pages(data, document.TypeXLSX)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	text, err := document.PageText(context.Background(), data, document.TypeXLSX, 1)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.True(t, text.Truncated)
+	require.LessOrEqual(t, len(text.Text), document.MaxPageTextBytes)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d MiB allocated in %s", allocated>>20, took)
+	require.Less(t, allocated, uint64(16<<20))
+	require.Less(t, took, 2*time.Second)
+}
+
+// TestXLSXCellBudget: a sheet of more than MaxSheetCells empty cells is
+// refused (422) naming the limit.
+func TestXLSXCellBudget(t *testing.T) {
+	t.Parallel()
+	data := documenttest.XLSXBomb(0, document.MaxSheetCells+1)
+	_, err := document.PageText(context.Background(), data, document.TypeXLSX, 1)
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+	require.ErrorContains(t, err, "cells")
+}

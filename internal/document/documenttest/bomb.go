@@ -1,0 +1,88 @@
+package documenttest
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/zlib"
+	"fmt"
+	"strings"
+)
+
+// PDFBomb returns a one-page PDF whose page contents name one FlateDecode
+// stream of streamBytes spaces refs times (/Contents [5 0 R 5 0 R …]): a
+// few tens of KB that a reader decoding each reference anew expands to
+// streamBytes × refs bytes of white space, which draws nothing. The
+// attack on documents used 64 MiB and 200 references (67 KB).
+func PDFBomb(streamBytes int64, refs int) []byte {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	chunk := bytes.Repeat([]byte{' '}, 1<<20)
+	for left := streamBytes; left > 0; left -= int64(len(chunk)) {
+		_, _ = zw.Write(chunk[:min(left, int64(len(chunk)))])
+	}
+	_ = zw.Close()
+	contents := strings.TrimSpace(strings.Repeat("5 0 R ", refs))
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj("<< /Type /Pages /Kids [4 0 R] /Count 1 >>")
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents [" + contents + "] >>")
+	obj(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return b.Bytes()
+}
+
+// XLSXBomb returns a spreadsheet of one sheet holding cells inlineStr
+// cells of cellBytes letters each, in one row: a small file (the zip
+// deflates the repeated letters) whose sheet XML is cells × cellBytes
+// bytes. The attack on documents used a 1.27 MB file of 232 MB of cells.
+func XLSXBomb(cellBytes, cells int) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	file := func(name, body string) {
+		w, _ := zw.Create(name)
+		_, _ = w.Write([]byte(body))
+	}
+	file("[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`)
+	file("_rels/.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>`)
+	file("xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`)
+	file("xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`)
+	w, _ := zw.Create("xl/worksheets/sheet1.xml")
+	_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">`))
+	letters := bytes.Repeat([]byte{'A'}, 1<<20)
+	for i := range cells {
+		fmt.Fprintf(w, `<c r="%s1" t="inlineStr"><is><t>`, column(i+1))
+		for left := cellBytes; left > 0; left -= len(letters) {
+			_, _ = w.Write(letters[:min(left, len(letters))])
+		}
+		_, _ = w.Write([]byte(`</t></is></c>`))
+	}
+	_, _ = w.Write([]byte(`</row></sheetData></worksheet>`))
+	_ = zw.Close()
+	return b.Bytes()
+}
+
+// column is the spreadsheet name of column n (1-based): A, …, Z, AA, ….
+func column(n int) string {
+	s := ""
+	for ; n > 0; n = (n - 1) / 26 {
+		s = string(rune('A'+(n-1)%26)) + s
+	}
+	return s
+}
