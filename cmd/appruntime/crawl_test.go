@@ -316,3 +316,44 @@ func firstID(body string) string {
 	id, _ := item["id"].(string)
 	return id
 }
+
+// TestDevMigratesAnOlderDevDirectoryAndSaysSo starts dev on a .appruntime/
+// an older version left (schema 10: no intent batches yet), with its data.
+func TestDevMigratesAnOlderDevDirectoryAndSaysSo(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts the whole product")
+	}
+	dir := t.TempDir()
+	apiAddr := freeAddr(t)
+	env := baseEnv("API_ADDR="+apiAddr, "CONSOLE_ADDR="+freeAddr(t))
+	p := start(t, dir, env, "dev")
+	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
+	require.NotContains(t, p.stdout.String(), "Migrated", "a fresh start has nothing to migrate")
+	_, err := p.stop(t)
+	require.NoError(t, err, p.stderr.String())
+	info := readDevInfo(t, dir)
+
+	dbURL := "sqlite:" + filepath.Join(dir, ".appruntime", "dev.db")
+	st, err := store.Open(context.Background(), dbURL, store.Options{})
+	require.NoError(t, err)
+	for _, q := range []string{`DROP TABLE write_intent_batches`, `ALTER TABLE feed_events DROP COLUMN intent_id`,
+		`DELETE FROM schema_migrations WHERE version > 10`} {
+		require.NoError(t, st.DB.Exec(q).Error, q)
+	}
+	require.NoError(t, st.Close())
+
+	p = start(t, dir, env, "dev")
+	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
+	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 12 (2 migrations applied)")
+	res := apiCall(t, "GET", info.APIURL+"/api/agent/tasks/"+info.TaskID, info.AgentToken, "")
+	require.Equal(t, 200, res.status, "the demo task is kept: %s", res.body)
+	_, err = p.stop(t)
+	require.NoError(t, err, p.stderr.String())
+
+	p = start(t, dir, env, "dev")
+	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
+	require.NotContains(t, p.stdout.String(), "Migrated", "the next start has nothing to migrate")
+	_, err = p.stop(t)
+	require.NoError(t, err, p.stderr.String())
+}
