@@ -4,6 +4,10 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -41,7 +45,10 @@ func (j JSON) Value() (driver.Value, error) {
 	return string(j), nil
 }
 
-// Scan implements sql.Scanner.
+// Scan implements sql.Scanner for every value either dialect hands back.
+// Postgres returns a jsonb as text or bytes; SQLite gives a JSON column
+// NUMERIC affinity, so a document that is a bare number ("42", "1.5") comes
+// back as an int64 or a float64, and a raw query may yield a bool.
 func (j *JSON) Scan(src any) error {
 	switch v := src.(type) {
 	case nil:
@@ -50,6 +57,15 @@ func (j *JSON) Scan(src any) error {
 		*j = append((*j)[:0], v...)
 	case string:
 		*j = JSON(v)
+	case int64:
+		*j = JSON(strconv.FormatInt(v, 10))
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("models: cannot scan %v into JSON", v)
+		}
+		*j = JSON(strconv.FormatFloat(v, 'g', -1, 64))
+	case bool:
+		*j = JSON(strconv.FormatBool(v))
 	default:
 		return fmt.Errorf("models: cannot scan %T into JSON", src)
 	}
@@ -80,3 +96,70 @@ func (j JSON) Decode(v any) error {
 
 // GormDataType tells gorm the column family for both dialects' migrations.
 func (JSON) GormDataType() string { return "json" }
+
+// Timestamp is a time read by a raw query or computed in one (min(created_at),
+// a RETURNING list): Postgres hands it back as a time.Time, SQLite as the
+// text it stored, since a computed column has no declared type for the driver
+// to parse. The zero value is SQL NULL.
+type Timestamp struct{ time.Time }
+
+// sqliteTimeLayouts are the text forms a SQLite database holds a time in: the
+// driver's own (Go's time.String without the monotonic part), RFC 3339, and
+// SQLite's datetime() forms.
+var sqliteTimeLayouts = []string{
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999 -0700 MST",
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02",
+}
+
+// ParseTimestamp parses s in any of the forms a SQLite database holds a
+// time in; a time without a zone is UTC.
+func ParseTimestamp(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, " m="); i > 0 { // a time.String() with a monotonic reading
+		s = s[:i]
+	}
+	for _, layout := range sqliteTimeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("models: cannot parse %q as a time", s)
+}
+
+// Scan implements sql.Scanner: a time.Time, or its text from SQLite.
+func (t *Timestamp) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		t.Time = time.Time{}
+	case time.Time:
+		t.Time = v.UTC()
+	case string:
+		p, err := ParseTimestamp(v)
+		if err != nil {
+			return err
+		}
+		t.Time = p
+	case []byte:
+		p, err := ParseTimestamp(string(v))
+		if err != nil {
+			return err
+		}
+		t.Time = p
+	default:
+		return fmt.Errorf("models: cannot scan %T into a time", src)
+	}
+	return nil
+}
+
+// Value implements driver.Valuer.
+func (t Timestamp) Value() (driver.Value, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	return t.Time, nil
+}

@@ -93,11 +93,15 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.Migrate(ctx); err != nil {
-		_ = st.Close()
+	migrated, err := migrateDev(ctx, st)
+	_ = st.Close()
+	if err != nil {
 		return err
 	}
-	_ = st.Close()
+	if migrated != "" {
+		fmt.Println(migrated)
+		log.Info("dev: " + migrated)
+	}
 
 	p, closePlatform, err := openPlatform(ctx, cfg, log)
 	if err != nil {
@@ -156,6 +160,26 @@ func runDev(ctx context.Context, args []string) error {
 	err = g.Wait()
 	log.Info("dev: stopped")
 	return err
+}
+
+// migrateDev brings the dev database up to this binary's schema. On a
+// database an older version made it returns the line that says so (from
+// which version to which, how many migrations); on a fresh or current one,
+// "".
+func migrateDev(ctx context.Context, st *store.Store) (string, error) {
+	before, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return "", fmt.Errorf("dev: migrate the existing database (delete the .appruntime directory to start afresh): %w", err)
+	}
+	if before == 0 || len(applied) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("Migrated the dev database from an older version: schema %d -> %d (%d migrations applied); your data is kept.",
+		before, applied[len(applied)-1], len(applied)), nil
 }
 
 // applyDevDefaults fills what the environment left unset with embedded

@@ -219,7 +219,7 @@ func ParkedStats(ctx context.Context, db *gorm.DB, workspaceID string) ([]Parked
 	var rows []struct {
 		AgentID, AgentName string
 		Tasks              int
-		OldestSince        time.Time
+		OldestSince        models.Timestamp // min(): text on SQLite
 	}
 	err := db.WithContext(ctx).Raw(`SELECT t.agent_id AS agent_id, a.name AS agent_name,
 			count(DISTINCT t.id) AS tasks, min(aw.created_at) AS oldest_since
@@ -231,7 +231,7 @@ func ParkedStats(ctx context.Context, db *gorm.DB, workspaceID string) ([]Parked
 	}
 	out := make([]ParkedByAgent, len(rows))
 	for i, r := range rows {
-		out[i] = ParkedByAgent(r)
+		out[i] = ParkedByAgent{AgentID: r.AgentID, AgentName: r.AgentName, Tasks: r.Tasks, OldestSince: r.OldestSince.Time}
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -166,4 +167,28 @@ func TestSettlingRefusals(t *testing.T) {
 	require.NoError(t, p.st.DB.Where("id = ?", p.await.ID).Take(&aw).Error)
 	require.Equal(t, models.AwaitPending, aw.Status, "nothing refused touched the await")
 	require.Equal(t, models.TaskWaitingForInput, p.taskStatus(t))
+}
+
+// TestParkedStatsOnEachDialect reads the overview's "who is waiting" on both
+// dialects: SQLite hands min(created_at) back as text, which once made the
+// console's overview a 500 in dev mode.
+func TestParkedStatsOnEachDialect(t *testing.T) {
+	t.Parallel()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		tn := testkit.NewTenant(t, st.DB)
+		since := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		for i := range 2 {
+			task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput}
+			require.NoError(t, st.DB.Create(&task).Error)
+			aw := models.TaskAwait{ID: models.NewID(), TaskID: task.ID, SourceType: models.AwaitSourceAppTool,
+				CorrelationKey: models.NewID(), Status: models.AwaitPending, CreatedAt: since.Add(time.Duration(i) * time.Minute)}
+			require.NoError(t, st.DB.Create(&aw).Error)
+		}
+		stats, err := review.ParkedStats(context.Background(), st.DB, tn.Workspace.ID)
+		require.NoError(t, err)
+		require.Len(t, stats, 1)
+		require.Equal(t, tn.Agent.ID, stats[0].AgentID)
+		require.Equal(t, 2, stats[0].Tasks)
+		require.True(t, since.Equal(stats[0].OldestSince), "oldest %v, want %v", stats[0].OldestSince, since)
+	})
 }

@@ -148,14 +148,16 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 	// CPU in Next under the bench.
 	claim := &ReviewClaim{ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires}
 	var awaitID, stepID sql.NullString
+	var createdAt models.Timestamp // a RETURNING column: text on SQLite
 	err := q.pool().QueryRowContext(ctx, q.claimSQL, userID, expires, workspaceID, now).
-		Scan(&claim.TaskID, &claim.AgentID, &claim.Title, &claim.Priority, &claim.CreatedAt, &awaitID, &stepID)
+		Scan(&claim.TaskID, &claim.AgentID, &claim.Title, &claim.Priority, &createdAt, &awaitID, &stepID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("review: claim next task: %w", err)
 	}
+	claim.CreatedAt = createdAt.Time
 	if awaitID.Valid && stepID.Valid {
 		claim.AwaitID, claim.StepID = awaitID.String, stepID.String
 	}
