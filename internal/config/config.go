@@ -140,6 +140,8 @@ type Tools struct {
 	PythonMemoryBytes      int64         // PYTHON_MEMORY_MB: address space per run
 	PythonFileBytes        int64         // PYTHON_FILE_MB: largest file a script writes, and its /tmp
 	PythonMaxProcesses     int           // PYTHON_MAX_PROCESSES: processes and threads per run
+	PythonCgroup           string        // PYTHON_CGROUP: the delegated cgroup each run's memory cgroup goes under
+	PythonAllowNoCgroup    bool          // PYTHON_ALLOW_NO_CGROUP: run scripts without a memory cgroup when none works
 
 	CSVMaxFileBytes int64 // CSV_MAX_FILE_MB: largest CSV indexed
 	CSVCacheBytes   int64 // CSV_CACHE_MB: memory for parsed and indexed CSV files
@@ -310,7 +312,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	c.ConsoleURL = r.url("CONSOLE_URL", "http://"+localURLHost(c.ConsoleAddr))
 	c.BundleBaseURL = r.url("BUNDLE_BASE_URL", strings.TrimRight(c.PublicAPIURL, "/")+"/bundles")
 	c.AssetFrameAncestors = r.origins("ASSET_FRAME_ANCESTORS")
-	c.Tools = r.tools(c)
+	c.Tools = r.tools(c, role)
 	c.QueueConcurrency = map[string]int{}
 	for _, q := range QueueClasses {
 		c.QueueConcurrency[q] = r.int("WORKER_CONCURRENCY_"+strings.ToUpper(q), c.WorkerConcurrency, 1, 1000)
@@ -367,7 +369,8 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 }
 
 // tools reads the tool settings; the extraction model defaults to the LLM's.
-func (r *reader) tools(c *Config) Tools {
+// Only dev runs scripts without a memory cgroup unless told to.
+func (r *reader) tools(c *Config, role Role) Tools {
 	const mib = 1 << 20
 	t := Tools{
 		PythonBin:              r.str("PYTHON_BIN", "/usr/bin/python3"),
@@ -377,6 +380,8 @@ func (r *reader) tools(c *Config) Tools {
 		PythonMemoryBytes:      int64(r.int("PYTHON_MEMORY_MB", 512, 64, 1<<16)) * mib,
 		PythonFileBytes:        int64(r.int("PYTHON_FILE_MB", 64, 1, 1<<12)) * mib,
 		PythonMaxProcesses:     r.int("PYTHON_MAX_PROCESSES", 32, 1, 4096),
+		PythonCgroup:           r.str("PYTHON_CGROUP", ""),
+		PythonAllowNoCgroup:    r.boolOr("PYTHON_ALLOW_NO_CGROUP", role == RoleDev),
 		CSVMaxFileBytes:        int64(r.int("CSV_MAX_FILE_MB", 64, 1, 1<<12)) * mib,
 		CSVCacheBytes:          int64(r.int("CSV_CACHE_MB", 256, 1, 1<<16)) * mib,
 		SQLStatementTimeout:    r.durationIn("SQL_STATEMENT_TIMEOUT", 30*time.Second, 100*time.Millisecond, MaxSQLStatementTimeout),
@@ -387,6 +392,9 @@ func (r *reader) tools(c *Config) Tools {
 		ExtractionBaseURL:      r.url("EXTRACTION_BASE_URL", c.LLMBaseURL),
 		ExtractionAPIKey:       r.str("EXTRACTION_API_KEY", c.LLMAPIKey),
 		ExtractionModel:        r.str("EXTRACTION_MODEL", c.LLMModel),
+	}
+	if t.PythonCgroup != "" && !filepath.IsAbs(t.PythonCgroup) {
+		r.fail("PYTHON_CGROUP", fmt.Sprintf("want an absolute path such as /sys/fs/cgroup/appruntime, got %q", t.PythonCgroup))
 	}
 	if !strings.HasPrefix(t.PythonBin, "/") {
 		r.fail("PYTHON_BIN", fmt.Sprintf("want an absolute path such as /usr/bin/python3, got %q", t.PythonBin))
@@ -595,9 +603,14 @@ func (r *reader) durationIn(name string, def, lo, hi time.Duration) time.Duratio
 }
 
 // bool reads true or false (also 1/0, yes/no); unset is false.
-func (r *reader) bool(name string) bool {
+func (r *reader) bool(name string) bool { return r.boolOr(name, false) }
+
+// boolOr reads true or false (also 1/0, yes/no); unset is def.
+func (r *reader) boolOr(name string, def bool) bool {
 	switch strings.ToLower(strings.TrimSpace(r.getenv(name))) {
-	case "", "false", "0", "no":
+	case "":
+		return def
+	case "false", "0", "no":
 		return false
 	case "true", "1", "yes":
 		return true

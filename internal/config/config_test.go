@@ -292,11 +292,26 @@ func TestToolSettings(t *testing.T) {
 	require.True(t, c.Tools.PythonAllowUnsandboxed)
 	require.Equal(t, 5*time.Minute, c.Tools.PythonCPUTime)
 	require.EqualValues(t, 1<<30, c.Tools.PythonMemoryBytes)
+	require.False(t, c.Tools.PythonAllowNoCgroup, "only dev runs scripts without a memory cgroup by default")
 	require.Equal(t, "https://translate.example", c.Tools.TranslateURL)
 	require.Equal(t, "lt-1", c.Tools.TranslateAPIKey)
 	require.Equal(t, 10*time.Second, c.Tools.SQLLockTimeout)
 	require.Equal(t, []string{"https://llm.example/v1", "sk-1", "small"},
 		[]string{c.Tools.ExtractionBaseURL, c.Tools.ExtractionAPIKey, c.Tools.ExtractionModel}, "extraction defaults to the LLM settings")
+
+	e["PYTHON_CGROUP"], e["PYTHON_ALLOW_NO_CGROUP"] = "/sys/fs/cgroup/appruntime", "true"
+	c2, err := config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "/sys/fs/cgroup/appruntime", c2.Tools.PythonCgroup)
+	require.True(t, c2.Tools.PythonAllowNoCgroup)
+	e["PYTHON_CGROUP"] = "relative"
+	_, err = config.Load(config.RoleWorker, env(e))
+	require.ErrorContains(t, err, "PYTHON_CGROUP")
+	delete(e, "PYTHON_CGROUP")
+	delete(e, "PYTHON_ALLOW_NO_CGROUP")
+	c2, err = config.Load(config.RoleDev, env(map[string]string{}))
+	require.NoError(t, err)
+	require.True(t, c2.Tools.PythonAllowNoCgroup, "dev runs scripts without a memory cgroup where none works")
 
 	e["EXTRACTION_BASE_URL"], e["EXTRACTION_MODEL"] = "https://vision.example/v1", "vision"
 	c, err = config.Load(config.RoleWorker, env(e))

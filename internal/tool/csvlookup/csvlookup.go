@@ -1,6 +1,7 @@
 package csvlookup
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -33,6 +34,9 @@ const (
 	// DefaultCacheBytes bounds the memory the parsed files and their
 	// indexes may take, estimated.
 	DefaultCacheBytes = 256 << 20
+	// MaxParses bounds the files parsed at once, so that concurrent lookups
+	// on many files cannot multiply the memory a parse takes.
+	MaxParses = 2
 )
 
 // FileRef names one version of a stored file. Version changes whenever the
@@ -64,6 +68,8 @@ type Executor struct {
 	opts  Options
 	cache *cache
 	loads singleflight.Group
+	// parses holds a slot for each parse in flight (MaxParses).
+	parses chan struct{}
 
 	parsed  atomic.Int64
 	indexed atomic.Int64
@@ -77,7 +83,7 @@ func New(files Files, opts Options) *Executor {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = DefaultCacheBytes
 	}
-	return &Executor{files: files, opts: opts, cache: newCache(opts.CacheBytes)}
+	return &Executor{files: files, opts: opts, cache: newCache(opts.CacheBytes), parses: make(chan struct{}, MaxParses)}
 }
 
 // Stats counts the work behind the lookups so far.
@@ -220,8 +226,11 @@ func (e *Executor) table(ctx context.Context, ref FileRef, name string) (*table,
 	return v.(*table), nil
 }
 
-// parse reads and parses one version.
+// parse reads and parses one version as it streams in, never holding the
+// file's bytes whole; the parsed table may take at most the cache's budget.
 func (e *Executor) parse(ctx context.Context, ref FileRef, name string) (*table, error) {
+	e.parses <- struct{}{}
+	defer func() { <-e.parses }()
 	rc, err := e.files.Open(ctx, ref)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, tool.Failf("the CSV file %q is not available yet", name)
@@ -230,19 +239,40 @@ func (e *Executor) parse(ctx context.Context, ref FileRef, name string) (*table,
 		return nil, err
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, e.opts.MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("csvlookup: read %s: %w", name, err)
-	}
-	if int64(len(data)) > e.opts.MaxFileBytes {
+	in := &countingReader{r: io.LimitReader(rc, e.opts.MaxFileBytes+1)}
+	t, err := parseTable(in, e.opts.CacheBytes)
+	switch {
+	case in.n > e.opts.MaxFileBytes:
 		return nil, tool.Failf("the CSV file %q is larger than %d MiB, the most this tool indexes", name, e.opts.MaxFileBytes>>20)
-	}
-	t, err := parseTable(data)
-	if err != nil {
+	case errors.Is(err, errOverBudget):
+		return nil, tool.Failf("the CSV file %q needs more than the %d MiB this tool may keep parsed (CSV_CACHE_MB)", name, e.opts.CacheBytes>>20)
+	case in.err != nil:
+		return nil, fmt.Errorf("csvlookup: read %s: %w", name, in.err)
+	case err != nil:
 		return nil, tool.Failf("the CSV file %q cannot be read: %v", name, err)
 	}
 	return t, nil
 }
+
+// countingReader counts the bytes read through it and keeps the reader's
+// own error apart from the parser's.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+	}
+	return n, err
+}
+
+// errOverBudget is parseTable's answer for a table larger than its budget.
+var errOverBudget = errors.New("the parsed file is larger than its budget")
 
 // table is one parsed file version, laid out without pointers so that a
 // cache of large files costs the garbage collector nothing to scan: every
@@ -274,11 +304,16 @@ type index struct {
 
 type span struct{ start, n uint32 }
 
-// parseTable parses a CSV whose first record is its header. Rows may be
-// shorter or longer than the header (missing cells are empty).
-func parseTable(data []byte) (*table, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-	r := csv.NewReader(bytes.NewReader(data))
+// parseTable parses a CSV whose first record is its header, read from in.
+// Rows may be shorter or longer than the header (missing cells are empty).
+// Past budget bytes of table (capacity, as allocated) it stops with
+// errOverBudget.
+func parseTable(in io.Reader, budget int64) (*table, error) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) { // a UTF-8 byte order mark
+		_, _ = br.Discard(3)
+	}
+	r := csv.NewReader(br)
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
@@ -295,9 +330,11 @@ func parseTable(data []byte) (*table, error) {
 	}
 	r.ReuseRecord = true
 	var text strings.Builder
-	text.Grow(len(data))
 	t.rowAt = append(t.rowAt, 0)
 	for {
+		if int64(text.Cap())+4*int64(cap(t.ends))+4*int64(cap(t.rowAt)) > budget {
+			return nil, errOverBudget
+		}
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -311,8 +348,15 @@ func parseTable(data []byte) (*table, error) {
 		}
 		t.rowAt = append(t.rowAt, uint32(len(t.ends)))
 	}
-	t.data = text.String()
+	// The arena and offsets keep their capacity (a doubling may have left
+	// half of it unused), so they are copied to their length.
+	t.data = strings.Clone(text.String())
+	t.ends = slices.Clip(slices.Clone(t.ends))
+	t.rowAt = slices.Clip(slices.Clone(t.rowAt))
 	t.size = int64(len(t.data)) + 4*int64(len(t.ends)) + 4*int64(len(t.rowAt))
+	if t.size > budget {
+		return nil, errOverBudget
+	}
 	return t, nil
 }
 

@@ -237,11 +237,14 @@ func TestCacheStaysWithinItsBudget(t *testing.T) {
 	require.EqualValues(t, 4, parsed(), "f1 was evicted and is read again")
 	require.Equal(t, 2*one, ex.Stats().CachedBytes)
 
-	// A file larger than the whole budget is answered from and not kept.
-	small := csvlookup.New(fs, csvlookup.Options{CacheBytes: one / 2})
-	lookup(small, 3)
-	lookup(small, 3)
-	require.EqualValues(t, 2, small.Stats().FilesParsed)
+	// A file whose parse does not fit the whole budget is the tool's error,
+	// found while it streams in.
+	small := csvlookup.New(fs, csvlookup.Options{CacheBytes: one / 4})
+	_, err := run(t, small, "f3.csv", `{"match_criteria":{"id":"1"}}`)
+	f, ok := tool.AsFailure(err)
+	require.True(t, ok, "want a tool failure, got %v", err)
+	require.Contains(t, f.Message, "may keep parsed (CSV_CACHE_MB)")
+	require.Zero(t, small.Stats().FilesParsed)
 	require.Zero(t, small.Stats().CachedBytes)
 }
 

@@ -8,11 +8,14 @@
 // caller answers 200 with error set). print() output goes to a log, never
 // into the output.
 //
-// The sandbox: no network (a network namespace of its own), the system's
-// /usr mounted read-only and nothing else of the host, a private tmpfs at
-// /tmp (the working directory), an empty environment, no capabilities, an
-// unprivileged user (nobody when the worker runs as root), and resource
-// limits on CPU time, address space, file size, processes and open files.
+// The sandbox: no network (a network namespace of its own), no nested user
+// namespaces, the system's /usr mounted read-only and nothing else of the
+// host, size-capped private tmpfs mounts at /tmp (the working directory) and
+// /dev/shm, an empty environment, no capabilities, an unprivileged user
+// (nobody when the worker runs as root), resource limits on CPU time,
+// address space, file size, processes and open files, and a memory cgroup
+// of its own whose limit counts what the tmpfs mounts hold (without a
+// usable cgroup the tool answers 501 unless PYTHON_ALLOW_NO_CGROUP=true).
 // The process runs in a session and process group of its own and in a PID
 // namespace; when the run's context ends the whole group is killed, and Run
 // returns only once it is gone.

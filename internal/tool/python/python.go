@@ -61,6 +61,14 @@ type Options struct {
 	FileBytes int64
 	// MaxProcesses limits a run's processes and threads; default 32.
 	MaxProcesses int
+	// Cgroup is a cgroup directory (v2, or v1's memory hierarchy) under
+	// which each sandboxed run gets a cgroup of its own whose memory limit,
+	// MemoryBytes, counts what the run's tmpfs mounts hold. Default: the
+	// worker's own memory cgroup.
+	Cgroup string
+	// AllowNoCgroup runs sandboxed scripts without a memory cgroup when none
+	// can be used here; without it the tool answers 501.
+	AllowNoCgroup bool
 }
 
 // Defaults of Options.
@@ -77,8 +85,9 @@ type Executor struct {
 	opts Options
 
 	checkOnce sync.Once
-	mode      mode  // how scripts run, decided by the first check
-	checkErr  error // why no script can run (a 501)
+	mode      mode          // how scripts run, decided by the first check
+	checkErr  error         // why no script can run (a 501)
+	cgroup    *cgroupParent // where sandboxed runs get their memory cgroup; nil: none
 
 	// started, when set, is told the process group of each run (tests).
 	started func(pgid int)
@@ -139,10 +148,18 @@ func (e *Executor) check(ctx context.Context) (mode, error) {
 		sandboxErr = fmt.Errorf("bwrap (Debian package bubblewrap) is not installed")
 	case !strings.HasPrefix(python, "/usr/"):
 		sandboxErr = fmt.Errorf("the interpreter %s is outside /usr, the only host directory the sandbox mounts", python)
+	case !bwrapDisablesUserns(ctx, bwrap):
+		sandboxErr = fmt.Errorf("the installed bwrap is older than 0.8.0 and cannot refuse nested user namespaces (--disable-userns)")
 	default:
 		e.opts.Bwrap = bwrap
+		cgroup, err := findCgroup(e.opts.Cgroup)
+		if err != nil && !e.opts.AllowNoCgroup {
+			return 0, apperr.Wrap(err, apperr.NotImplemented,
+				"python_code_tool cannot run on this deployment: no cgroup can bound a run's memory: %v (PYTHON_CGROUP names a delegated cgroup; PYTHON_ALLOW_NO_CGROUP=true runs scripts without one)", err)
+		}
+		e.cgroup = cgroup
 		probe := tool.Call{Input: json.RawMessage(`{}`)}
-		_, err := e.runScript(ctx, sandboxed, "def main(input):\n    return 1\n", probe)
+		_, err = e.runScript(ctx, sandboxed, "def main(input):\n    return 1\n", probe)
 		if err == nil {
 			return sandboxed, nil
 		}
@@ -200,7 +217,22 @@ func (e *Executor) runScript(ctx context.Context, m mode, code string, call tool
 	if err != nil {
 		return nil, fmt.Errorf("python: encode request: %w", err)
 	}
-	cmd, cleanup, err := e.command(m)
+	// A sandboxed run under a cgroup starts gated: bwrap reports its
+	// sandbox's process and waits until both are in the run's cgroup, before
+	// the script exists.
+	var cg *runCgroup
+	var g *gate
+	if m == sandboxed && e.cgroup != nil {
+		if cg, err = e.cgroup.create(e.opts.MemoryBytes); err != nil {
+			return nil, err
+		}
+		defer func() { _ = cg.remove() }()
+		if g, err = openGate(); err != nil {
+			return nil, err
+		}
+		defer g.close()
+	}
+	cmd, cleanup, err := e.command(m, g)
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +277,12 @@ func (e *Executor) runScript(ctx context.Context, m mode, code string, call tool
 		}
 		killGroup(pgid)
 	}()
+	var gateErr error
+	if g != nil {
+		if gateErr = g.release(cmd.Process.Pid, cg); gateErr != nil {
+			killGroup(pgid)
+		}
+	}
 	waitErr := cmd.Wait()
 	close(done)
 	// A script may leave processes behind (a daemon it forked): the group
@@ -257,11 +295,20 @@ func (e *Executor) runScript(ctx context.Context, m mode, code string, call tool
 	if ctx.Err() != nil {
 		return nil, tool.Stopped(ctx)
 	}
+	if gateErr != nil && !errors.Is(gateErr, errNoSandbox) {
+		return nil, gateErr
+	}
 	if stdout.isOverflowed() {
 		return nil, tool.Failf("the script's output is larger than %d bytes", MaxOutputBytes)
 	}
 	var env envelope
 	if err := json.Unmarshal(stdout.buf, &env); err != nil {
+		if cg != nil && cg.oomKilled() {
+			return nil, &tool.Failure{
+				Message: fmt.Sprintf("the script used more than its %d MiB of memory (what it writes to /tmp and /dev/shm counts)", e.opts.MemoryBytes>>20),
+				Detail:  lastBytes(string(stderr.buf), 4096),
+			}
+		}
 		return nil, e.exitFailure(waitErr, string(stderr.buf))
 	}
 	if !env.OK {
@@ -274,8 +321,9 @@ func (e *Executor) runScript(ctx context.Context, m mode, code string, call tool
 }
 
 // command builds the process of one run and returns what removes its
-// temporary directory, if it made one.
-func (e *Executor) command(m mode) (*exec.Cmd, func(), error) {
+// temporary directory, if it made one. A sandbox is started behind g when
+// it is given.
+func (e *Executor) command(m mode, g *gate) (*exec.Cmd, func(), error) {
 	limits, err := json.Marshal(e.limits())
 	if err != nil {
 		return nil, nil, fmt.Errorf("python: encode limits: %w", err)
@@ -283,10 +331,17 @@ func (e *Executor) command(m mode) (*exec.Cmd, func(), error) {
 	pythonArgs := []string{"-I", "-B", "-c", runnerSource, string(limits)}
 	env := []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONIOENCODING=utf-8"}
 	if m == sandboxed {
-		args := append(e.sandboxArgs(), "--")
-		args = append(append(args, e.opts.Python), pythonArgs...)
+		args := e.sandboxArgs()
+		if g != nil {
+			// ExtraFiles are the child's descriptors 3, 4, ...
+			args = append(args, "--info-fd", "3", "--block-fd", "4")
+		}
+		args = append(append(append(args, "--"), e.opts.Python), pythonArgs...)
 		cmd := exec.Command(e.opts.Bwrap, args...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		if g != nil {
+			cmd.ExtraFiles = []*os.File{g.infoW, g.blockR}
+		}
 		return cmd, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", "appruntime-python-")
@@ -307,16 +362,18 @@ func (e *Executor) command(m mode) (*exec.Cmd, func(), error) {
 }
 
 // sandboxArgs are bwrap's options: every namespace unshared (network
-// included), an unprivileged user without capabilities, /usr read-only and
-// the rest of the root an empty read-only tree with a size-capped tmpfs at
-// /tmp, an empty environment, and death with its parent. The script is PID 1
+// included) and no user namespace creatable inside, an unprivileged user
+// without capabilities, /usr read-only and the rest of the root an empty
+// read-only tree with size-capped tmpfs mounts at /tmp and /dev/shm (bwrap's
+// /dev is a tmpfs of half the host's memory, so it is made read-only), an
+// empty environment, and death with its parent. The script is PID 1
 // of its namespace (--as-pid-1): when it dies the kernel kills and reaps
 // everything else in the namespace before bwrap, our child, reaps it. With
 // bwrap's own init as PID 1 instead, bwrap exits on an event from that init
 // without reaping it, and the init lingers as a zombie of the host's PID 1.
 func (e *Executor) sandboxArgs() []string {
 	args := []string{
-		"--unshare-all", "--unshare-user", "--uid", strconv.Itoa(nobody), "--gid", strconv.Itoa(nobody),
+		"--unshare-all", "--unshare-user", "--disable-userns", "--uid", strconv.Itoa(nobody), "--gid", strconv.Itoa(nobody),
 		"--cap-drop", "ALL", "--die-with-parent", "--as-pid-1", "--hostname", "sandbox",
 		"--ro-bind", "/usr", "/usr",
 	}
@@ -331,6 +388,8 @@ func (e *Executor) sandboxArgs() []string {
 	}
 	return append(args,
 		"--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.FormatInt(e.opts.FileBytes, 10), "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
 		"--size", strconv.FormatInt(e.opts.FileBytes, 10), "--tmpfs", "/tmp",
 		"--remount-ro", "/",
 		"--chdir", "/tmp",

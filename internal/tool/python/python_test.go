@@ -363,3 +363,89 @@ func TestStoredCodeIsRequired(t *testing.T) {
 	_, err = sandbox.Run(context.Background(), call("def main(i):\n    return 1\n", `[1]`))
 	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
 }
+
+func TestDevShmIsACappedTmpfsAndDevIsReadOnly(t *testing.T) {
+	t.Parallel()
+	needSandbox(t, sandbox)
+	// 2 GiB in files each under the file-size limit: /dev/shm was bwrap's
+	// /dev, a tmpfs of half the host's memory.
+	code := `
+def main(input):
+    chunk = b"x" * (1 << 20)
+    for i in range(64):
+        with open("/dev/shm/f%d" % i, "wb") as f:
+            for _ in range(32):
+                f.write(chunk)
+    return "wrote 2 GiB"
+`
+	_, err := run(t, sandbox, code, `{}`)
+	require.Contains(t, failure(t, err).Message, "No space left on device")
+
+	_, err = run(t, sandbox, "def main(input):\n    open('/dev/evil', 'w').write('x')\n", `{}`)
+	require.Contains(t, failure(t, err).Message, "Read-only file system")
+}
+
+func TestNestedUserNamespacesAreRefused(t *testing.T) {
+	t.Parallel()
+	needSandbox(t, sandbox)
+	code := `
+import subprocess
+def main(input):
+    p = subprocess.run(["unshare", "-U", "-r", "id", "-u"], capture_output=True, text=True)
+    return {"code": p.returncode, "out": p.stdout.strip(), "err": p.stderr.strip()}
+`
+	out, err := run(t, sandbox, code, `{}`)
+	require.NoError(t, err)
+	var got struct {
+		Code int    `json:"code"`
+		Out  string `json:"out"`
+		Err  string `json:"err"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got))
+	require.NotZero(t, got.Code, "unshare -U must fail inside the sandbox, got uid %q", got.Out)
+	require.Contains(t, got.Err, "unshare failed")
+}
+
+func TestMemoryLimitCountsTmpfs(t *testing.T) {
+	t.Parallel()
+	// Files in /tmp and /dev/shm are within their caps and the heap is
+	// within the address-space limit, but together they pass the run's
+	// memory limit.
+	ex := python.New(python.Options{MemoryBytes: 256 << 20, FileBytes: 100 << 20})
+	needSandbox(t, ex)
+	code := `
+def main(input):
+    chunk = b"x" * (1 << 20)
+    for d in ("/tmp", "/dev/shm"):
+        with open(d + "/big", "wb") as f:
+            for _ in range(95):
+                f.write(chunk)
+    heap = bytearray(120 << 20)
+    for i in range(0, len(heap), 4096):
+        heap[i] = 1
+    return len(heap)
+`
+	_, err := run(t, ex, code, `{}`)
+	require.Contains(t, failure(t, err).Message, "more than its 256 MiB of memory")
+
+	// The same run's files alone pass.
+	out, err := run(t, ex, "def main(input):\n    open('/dev/shm/a', 'wb').write(b'x' * (90 << 20))\n    return 1\n", `{}`)
+	require.NoError(t, err)
+	require.JSONEq(t, `1`, string(out))
+}
+
+func TestWithoutACgroup(t *testing.T) {
+	t.Parallel()
+	ex := python.New(python.Options{Cgroup: t.TempDir()})
+	_, err := ex.Check(context.Background())
+	require.True(t, apperr.Is(err, apperr.NotImplemented), "%v", err)
+	require.ErrorContains(t, err, "PYTHON_CGROUP")
+	_, err = run(t, ex, "def main(input):\n    return 1\n", `{}`)
+	require.True(t, apperr.Is(err, apperr.NotImplemented), "no cgroup, no run: %v", err)
+
+	ex = python.New(python.Options{Cgroup: t.TempDir(), AllowNoCgroup: true})
+	needSandbox(t, ex)
+	out, err := run(t, ex, "def main(input):\n    return 1\n", `{}`)
+	require.NoError(t, err)
+	require.JSONEq(t, `1`, string(out))
+}

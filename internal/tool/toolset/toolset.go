@@ -35,6 +35,7 @@ func New(cfg *config.Config, box *crypt.Box, guard datasource.Guard, files csvlo
 		models.BasePythonCode: python.New(python.Options{
 			Python: t.PythonBin, Bwrap: t.PythonBwrap, AllowUnsandboxed: t.PythonAllowUnsandboxed,
 			CPUTime: t.PythonCPUTime, MemoryBytes: t.PythonMemoryBytes, FileBytes: t.PythonFileBytes, MaxProcesses: t.PythonMaxProcesses,
+			Cgroup: t.PythonCgroup, AllowNoCgroup: t.PythonAllowNoCgroup,
 		}),
 		models.BasePostgresQuery: pg,
 		models.BaseMSSQLQuery:    ms,
