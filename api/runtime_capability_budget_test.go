@@ -26,14 +26,14 @@ func TestCapabilityDocumentBombs(t *testing.T) {
 	_, err := f.api.P.Files.Upload(context.Background(), f.taskID, "bomb.pdf", "", bytes.NewReader(documenttest.PDFBomb(64<<20, 200)))
 	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
 	require.Equal(t, 422, apperr.Status(apperr.OverBudget))
-	require.Less(t, time.Since(start), 2*time.Second)
+	require.Less(t, time.Since(start), 5*time.Second) // ~0.1 s alone; a loaded CI machine is slower
 
 	sheet := f.upload(t, f.taskID, "bomb.xlsx", documenttest.XLSXBomb(58<<20, 4))
 	start = time.Now()
 	r := f.capability(t, "file_preview", map[string]any{"file_id": sheet, "page": 1})
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	require.Equal(t, true, r.Body["result"].(map[string]any)["truncated"])
-	require.Less(t, time.Since(start), 2*time.Second)
+	require.Less(t, time.Since(start), 5*time.Second) // ~0.1 s alone; a loaded CI machine is slower
 }
 
 // TestCapabilityIsRateLimited: /capability is limited per surface like
