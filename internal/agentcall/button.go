@@ -72,7 +72,7 @@ func (s *Service) Click(ctx context.Context, who Clicker, taskID, callID, button
 		reply = *run.Result
 	} else {
 		var out Outcome
-		out, runErr = s.run(ctx, jobs.AgentToolCall{ToolCallID: call.ID, ButtonID: buttonID, UserID: who.UserID})
+		out, runErr = s.run(ctx, who.WorkspaceID, jobs.AgentToolCall{ToolCallID: call.ID, ButtonID: buttonID, UserID: who.UserID})
 		reply = out.Reply
 	}
 	ctx = context.WithoutCancel(ctx)

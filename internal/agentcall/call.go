@@ -151,7 +151,7 @@ func (s *Service) Call(ctx context.Context, c task.Caller, taskID string, in Cal
 		return CallView{}, err
 	}
 
-	out, callErr := s.run(ctx, jobs.AgentToolCall{ToolCallID: call.ID})
+	out, callErr := s.run(ctx, c.WorkspaceID, jobs.AgentToolCall{ToolCallID: call.ID})
 	if err := s.finishCall(context.WithoutCancel(ctx), c, &call, &step, decl, out.Reply, out.Producer, callErr); err != nil {
 		return CallView{}, err
 	}

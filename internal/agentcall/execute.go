@@ -27,8 +27,9 @@ type Outcome struct {
 // run runs job's target and waits for its outcome: on the lookup queue
 // through jobwait when the service has a waiter (the API), with the
 // deadline as the job's absolute deadline (504 past it); in this process
-// within the same deadline otherwise.
-func (s *Service) run(ctx context.Context, job jobs.AgentToolCall) (Outcome, error) {
+// within the same deadline otherwise. On the queue it takes a slot of
+// workspace's share, waiting for one rather than failing the call.
+func (s *Service) run(ctx context.Context, workspace string, job jobs.AgentToolCall) (Outcome, error) {
 	deadline := time.Now().Add(s.deadline)
 	if s.jobs == nil {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
@@ -39,7 +40,7 @@ func (s *Service) run(ctx context.Context, job jobs.AgentToolCall) (Outcome, err
 		}
 		return out, err
 	}
-	raw, err := s.jobs.Do(ctx, jobwait.Job{Args: job, Queue: s.queue, Deadline: deadline})
+	raw, err := s.jobs.Do(ctx, jobwait.Job{Args: job, Queue: s.queue, Deadline: deadline, Workspace: workspace, WaitForShare: true})
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -89,6 +89,16 @@ type Config struct {
 	// one server's pickups queue behind each other; every server also
 	// polls Redis while idle.
 	QueueServers map[string]int
+	// QueueShares is how many jobs of a queue class one workspace may have
+	// at once across the fleet, enqueued or running (WORKER_SHARE_LOOKUP,
+	// _EXTRACT, _SCRIPT; each defaults to half the class's
+	// WORKER_CONCURRENCY_<CLASS>, at least 1): past it the workspace's
+	// jobs wait or are refused, so another workspace's job finds a free
+	// slot. The events class, the platform's own jobs, has none.
+	QueueShares map[string]int
+	// QueueShareWait is how long an enqueue waits for a slot of its
+	// workspace's share before it is refused with 429 (WORKER_SHARE_WAIT).
+	QueueShareWait time.Duration
 	// WorkerQueues are the queue classes this worker serves (WORKER_QUEUES
 	// or `appruntime worker --queues lookup,script`); empty serves all.
 	WorkerQueues []string
@@ -167,6 +177,13 @@ const (
 
 // QueueClasses are the worker's queue classes (jobs.Queues' fields).
 var QueueClasses = []string{"lookup", "extract", "script", "events"}
+
+// SharedQueueClasses are the queue classes whose slots are shared fairly
+// between workspaces (Config.QueueShares): the ones tenants' work runs on.
+var SharedQueueClasses = []string{"lookup", "extract", "script"}
+
+// DefaultQueueShareWait is WORKER_SHARE_WAIT's default.
+const DefaultQueueShareWait = time.Second
 
 // defaultQueueServers are WORKER_SERVERS_<CLASS>'s defaults: only the
 // lookup class, whose jobs are short and waited for, splits its concurrency
@@ -329,6 +346,11 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	for _, q := range QueueClasses {
 		c.QueueServers[q] = r.int("WORKER_SERVERS_"+strings.ToUpper(q), max(servers[q], 1), 1, 64)
 	}
+	c.QueueShares = map[string]int{}
+	for _, q := range SharedQueueClasses {
+		c.QueueShares[q] = r.int("WORKER_SHARE_"+strings.ToUpper(q), max(c.QueueConcurrency[q]/2, 1), 1, 100000)
+	}
+	c.QueueShareWait = r.durationIn("WORKER_SHARE_WAIT", DefaultQueueShareWait, 0, time.Minute)
 	c.WorkerQueues = r.queueList("WORKER_QUEUES")
 	c.OperatorUserIDs = r.idList("OPERATOR_USER_IDS")
 	c.TaskCheckInterval = r.durationIn("WORKER_TASK_CHECK_INTERVAL", checkInterval, time.Millisecond, time.Second)

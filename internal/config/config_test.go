@@ -270,6 +270,29 @@ func TestQueueServers(t *testing.T) {
 	}
 }
 
+func TestQueueShares(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(config.RoleAPI, env(validAPI()))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"lookup": 5, "extract": 5, "script": 5}, c.QueueShares, "half of WORKER_CONCURRENCY's 10")
+	require.Equal(t, config.DefaultQueueShareWait, c.QueueShareWait)
+	e := validAPI()
+	e["WORKER_CONCURRENCY_SCRIPT"] = "1"
+	e["WORKER_CONCURRENCY_LOOKUP"] = "40"
+	e["WORKER_SHARE_EXTRACT"] = "3"
+	e["WORKER_SHARE_WAIT"] = "250ms"
+	c, err = config.Load(config.RoleAPI, env(e))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"lookup": 20, "extract": 3, "script": 1}, c.QueueShares, "at least 1")
+	require.Equal(t, 250*time.Millisecond, c.QueueShareWait)
+	for name, bad := range map[string]string{"WORKER_SHARE_SCRIPT": "0", "WORKER_SHARE_LOOKUP": "x", "WORKER_SHARE_WAIT": "2m"} {
+		e := validAPI()
+		e[name] = bad
+		_, err = config.Load(config.RoleAPI, env(e))
+		require.ErrorContains(t, err, name, bad)
+	}
+}
+
 func TestToolSettings(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(config.RoleAPI, env(validAPI()))

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
@@ -26,7 +25,6 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
-	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/platform"
@@ -391,15 +389,7 @@ func TestRunExtractionSlots(t *testing.T) {
 func TestRunRedisUnreachable(t *testing.T) {
 	t.Parallel()
 	rs := newRunStack(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	down := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	t.Cleanup(func() { _ = down.Close() })
-	w := jobwait.NewWaiter(down, rs.Redis.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(w.Close)
-	rs.P.Runtime.Jobs = w
+	rs.P.Runtime.Jobs = rs.unreachableWaiter(t, nil)
 	r := rs.run(t, "double", map[string]any{"x": 1})
 	require.Equal(t, 502, r.Status, string(r.Raw))
 	require.Equal(t, counts{}, rs.counts(t))

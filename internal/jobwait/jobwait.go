@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -23,6 +24,10 @@ import (
 // worker: asynq keeps deadlines in whole seconds, too coarse for a context
 // that must end when the caller stops waiting.
 const DeadlineHeader = "jobwait-deadline"
+
+// ShareHeader names the workspace whose share of the job's queue the job
+// holds (limit.Share): the worker frees the slot when the job ends.
+const ShareHeader = "jobwait-share"
 
 // Polling bounds: a waiter that missed its notification looks for the stored
 // result first after pollMin, then backs off to every pollMax.
@@ -71,6 +76,10 @@ type Waiter struct {
 	client *asynq.Client
 	keys   keys
 	log    *slog.Logger
+
+	// Share bounds each workspace's jobs per queue (Job.Workspace); nil
+	// bounds none. Set it before the first Do.
+	Share *limit.Share
 
 	mu      sync.Mutex
 	waiting map[string]chan []byte
@@ -141,12 +150,22 @@ type Job struct {
 	Deadline time.Time
 	// Headers travel with the job (the request id).
 	Headers map[string]string
+	// Workspace is the workspace whose share of Queue the job takes
+	// (Waiter.Share): past it Do waits up to the share's wait, then
+	// answers 429. Empty takes no share.
+	Workspace string
+	// WaitForShare makes Do wait for a slot of the workspace's share until
+	// the deadline rather than be refused: for a caller that has no one
+	// to tell "retry later" (an agent's tool call).
+	WaitForShare bool
 }
 
 // Do enqueues job under a fresh task id with no retries and waits for its
 // outcome until its deadline or ctx ends. A job's error comes back with its
 // code and message; a deadline that passes is a 504; a Redis that refuses
-// the enqueue is a 502.
+// the enqueue is a 502. A job of a workspace first takes a slot of its
+// share (Job.Workspace): a workspace past its share is a 429 with a
+// Retry-After, and a Redis that cannot count it a 503.
 func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 	w.listen()
 	id := uuid.NewString()
@@ -166,8 +185,15 @@ func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 	for k, v := range job.Headers {
 		headers[k] = v
 	}
+	if job.Workspace != "" && w.Share != nil {
+		if err := w.takeShare(ctx, job, id); err != nil {
+			return nil, err
+		}
+		headers[ShareHeader] = job.Workspace
+	}
 	task, err := jobs.NewTaskWithHeaders(job.Args, headers)
 	if err != nil {
+		w.releaseShare(ctx, job, id)
 		return nil, err
 	}
 	// asynq's deadline is whole seconds: round up, so that the context the
@@ -176,12 +202,29 @@ func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 	if _, err := w.client.EnqueueContext(ctx, task,
 		asynq.Queue(job.Queue), asynq.TaskID(id), asynq.MaxRetry(0), asynq.Deadline(asynqDeadline),
 	); err != nil {
+		w.releaseShare(ctx, job, id)
 		if ctx.Err() != nil {
 			return nil, stopped(ctx)
 		}
 		return nil, apperr.Wrap(err, apperr.BadGateway, "the job queue cannot be reached; retry")
 	}
 	return w.wait(ctx, id, ch)
+}
+
+// takeShare takes job id's slot of its workspace's share, until its
+// deadline.
+func (w *Waiter) takeShare(ctx context.Context, job Job, id string) error {
+	if job.WaitForShare {
+		return w.Share.AcquireWaiting(ctx, job.Queue, job.Workspace, id, job.Deadline)
+	}
+	return w.Share.Acquire(ctx, job.Queue, job.Workspace, id, job.Deadline)
+}
+
+// releaseShare frees the slot of a job that was never enqueued.
+func (w *Waiter) releaseShare(ctx context.Context, job Job, id string) {
+	if job.Workspace != "" && w.Share != nil {
+		limit.ReleaseShare(ctx, w.rc, string(w.keys), job.Queue, job.Workspace, id)
+	}
 }
 
 // wait returns the outcome of job id from its notification or, failing
@@ -247,7 +290,10 @@ var ErrCanceled = apperr.New(apperr.Conflict, "the job was cancelled by an opera
 // job whose asynq context is cancelled before the deadline publishes
 // ErrCanceled, whatever fn made of its ended context. Outcomes of jobs that
 // finish together are sent in one round trip (publisher); mount one
-// Handler on every queue that runs fn rather than one per queue.
+// Handler on every queue that runs fn rather than one per queue. A job
+// that holds a slot of its workspace's share (ShareHeader) frees it as it
+// ends, before its outcome is published, so that its caller's next job
+// finds the slot free.
 func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.Handler {
 	k := keys(keyPrefix)
 	pub := newPublisher(rc)
@@ -261,9 +307,11 @@ func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.H
 		defer cancel()
 		if ctx.Err() != nil {
 			// Picked up after the caller gave up: do nothing.
+			releaseShare(jobCtx, rc, keyPrefix, t, id)
 			return nil
 		}
 		result, runErr := fn(ctx, t)
+		releaseShare(jobCtx, rc, keyPrefix, t, id)
 		o := outcome{Result: result}
 		if runErr != nil {
 			o = outcome{Error: toWire(runErr)}
@@ -289,6 +337,14 @@ func Handler(rc redis.UniversalClient, keyPrefix string, fn HandlerFunc) asynq.H
 		}
 		return nil
 	})
+}
+
+// releaseShare frees the share slot job t (id) holds, if it holds one.
+func releaseShare(jobCtx context.Context, rc redis.UniversalClient, keyPrefix string, t *asynq.Task, id string) {
+	if ws := t.Headers()[ShareHeader]; ws != "" {
+		queue, _ := asynq.GetQueueName(jobCtx)
+		limit.ReleaseShare(jobCtx, rc, keyPrefix, queue, ws, id)
+	}
 }
 
 func headerDeadline(t *asynq.Task) (time.Time, error) {

@@ -12,9 +12,11 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/jobwait"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/testkit"
 )
 
@@ -140,4 +142,53 @@ func TestUnreachableRedisIs502(t *testing.T) {
 	if apperr.Status(apperr.CodeOf(err)) != 502 {
 		t.Fatalf("Do with Redis down = %v, want 502", err)
 	}
+}
+
+// TestShareBoundsAWorkspacesJobs: with a share of one, a workspace's
+// second job is refused while its first runs (or waits for it, when it
+// asks to), another workspace's job runs at once, and the slot is free
+// again once the job ended, before its caller hears the outcome.
+func TestShareBoundsAWorkspacesJobs(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	serve(t, env, func(ctx context.Context, task *asynq.Task) (json.RawMessage, error) {
+		var a echoArgs
+		if err := json.Unmarshal(task.Payload(), &a); err != nil {
+			return nil, err
+		}
+		time.Sleep(a.Sleep)
+		return echo(ctx, task)
+	})
+	w := newWaiter(t, env)
+	w.Share = limit.NewShare(env.Client, env.Prefix, map[string]int{env.Queues.Lookup: 1}, 100*time.Millisecond)
+	ctx := context.Background()
+	job := func(ws string, a echoArgs) jobwait.Job {
+		return jobwait.Job{Args: a, Queue: env.Queues.Lookup, Deadline: time.Now().Add(10 * time.Second), Workspace: ws}
+	}
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := w.Do(ctx, job("ws-a", echoArgs{Say: "slow", Sleep: 700 * time.Millisecond}))
+		first <- err
+	}()
+	key := env.Prefix + "sem:share:" + env.Queues.Lookup + ":ws-a"
+	require.Eventually(t, func() bool { return env.Client.ZCard(ctx, key).Val() == 1 }, 5*time.Second, 5*time.Millisecond)
+
+	_, err := w.Do(ctx, job("ws-a", echoArgs{Say: "second"}))
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err), "past its share: %v", err)
+	require.GreaterOrEqual(t, apperr.RetryAfterSeconds(err), 1)
+
+	start := time.Now()
+	got, err := w.Do(ctx, job("ws-b", echoArgs{Say: "other"}))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"said":"other"}`, string(got))
+	require.Less(t, time.Since(start), 500*time.Millisecond, "another workspace's job does not wait for the first")
+
+	waiting := job("ws-a", echoArgs{Say: "patient"})
+	waiting.WaitForShare = true
+	got, err = w.Do(ctx, waiting)
+	require.NoError(t, err, "a caller that waits for its share runs once the first job ended")
+	require.JSONEq(t, `{"said":"patient"}`, string(got))
+	require.NoError(t, <-first)
+	require.Zero(t, env.Client.ZCard(ctx, key).Val(), "every job freed its slot when it ended")
 }

@@ -5,6 +5,8 @@
 //     surface.
 //   - Semaphore: at most N concurrent holders per surface, in Redis, with
 //     entries that expire so a dead holder cannot keep its slot.
+//   - Share: at most N jobs of a queue class per workspace, fleet-wide, in
+//     Redis, each slot freed by its job's end or at its deadline.
 //   - Bulkhead: a process-wide bound on concurrent lookups that waits
 //     briefly for a slot and then answers 503.
 //   - ByteBudget: a process-wide bound on bytes held at once (request

@@ -33,13 +33,15 @@ type Share struct {
 }
 
 // NewShare returns the shares of queues (slots per workspace, by queue
-// name) whose enqueues wait up to wait for a slot (WORKER_SHARE_WAIT).
-// Keys start with keyPrefix.
+// name; a queue given 0 has no share) whose enqueues wait up to wait for a
+// slot (WORKER_SHARE_WAIT). Keys start with keyPrefix.
 func NewShare(rc redis.UniversalClient, keyPrefix string, slots map[string]int, wait time.Duration) *Share {
 	s := &Share{sems: map[string]*Semaphore{}, wait: wait}
 	for q, n := range slots {
-		// The hold is each job's own deadline (Acquire), never this.
-		s.sems[q] = NewSemaphore(rc, keyPrefix, shareName(q), max(n, 1), time.Minute)
+		if n > 0 {
+			// The hold is each job's own deadline (Acquire), never this.
+			s.sems[q] = NewSemaphore(rc, keyPrefix, shareName(q), n, time.Minute)
+		}
 	}
 	return s
 }
@@ -83,6 +85,9 @@ func (s *Share) acquire(ctx context.Context, queue, workspace, jobID string, dea
 	poll := shareRetryMin
 	for {
 		err := sem.take(ctx, key, jobID, hold)
+		if err != nil && ctx.Err() != nil {
+			return s.stopped(ctx, queue)
+		}
 		if !errors.Is(err, ErrSlotsTaken) {
 			return err
 		}
@@ -102,12 +107,17 @@ func (s *Share) acquire(ctx context.Context, queue, workspace, jobID string, dea
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return apperr.Wrap(ctx.Err(), apperr.Timeout, "no slot of this workspace's share of the %s queue freed in time", queue)
+			return s.stopped(ctx, queue)
 		case <-timer.C:
 		}
 		poll = min(poll*2, shareRetryMax)
 		hold = max(time.Until(deadline), time.Millisecond)
 	}
+}
+
+// stopped is the error of a wait for a slot that ctx ended.
+func (s *Share) stopped(ctx context.Context, queue string) error {
+	return apperr.Wrap(ctx.Err(), apperr.Timeout, "no slot of this workspace's share of the %s queue freed in time", queue)
 }
 
 // ReleaseShare frees job jobID's slot of workspace's share of queue, on

@@ -40,7 +40,7 @@ func shareRedis(t *testing.T, run func(t *testing.T, rc redis.UniversalClient, p
 func TestShareBoundsOneWorkspaceNotAnother(t *testing.T) {
 	t.Parallel()
 	shareRedis(t, func(t *testing.T, rc redis.UniversalClient, prefix string) {
-		share := limit.NewShare(rc, prefix, map[string]int{"script": 2}, 50*time.Millisecond)
+		share := limit.NewShare(rc, prefix, map[string]int{"script": 2, "events": 0}, 50*time.Millisecond)
 		ctx := context.Background()
 		deadline := time.Now().Add(time.Minute)
 		require.Equal(t, 2, share.Slots("script"))

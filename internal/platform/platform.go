@@ -264,6 +264,10 @@ func (p *Platform) buildAgentTools() error {
 func (p *Platform) buildTools() {
 	o := p.Options
 	p.RunJobs = jobwait.NewWaiter(o.Redis, o.KeyPrefix, o.Log)
+	p.RunJobs.Share = limit.NewShare(o.Redis, o.KeyPrefix, map[string]int{
+		o.Queues.Lookup: o.Config.QueueShares[jobs.QueueLookup], o.Queues.Extract: o.Config.QueueShares[jobs.QueueExtract],
+		o.Queues.Script: o.Config.QueueShares[jobs.QueueScript],
+	}, o.Config.QueueShareWait)
 	p.onClose(p.RunJobs.Close)
 	var csvFiles csvlookup.Files
 	if p.Files != nil {

@@ -70,7 +70,7 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 			TaskID: c.TaskID, StepID: c.StepID, AgentID: c.AgentID, WorkspaceID: c.WorkspaceID,
 			ConfiguredToolID: toolID, BaseTool: base, Op: op.Op, Input: input, Record: op.Records(), Actor: actor(c),
 		},
-		Queue: queue, Deadline: deadline, Headers: requestid.TaskHeaders(ctx),
+		Queue: queue, Deadline: deadline, Headers: requestid.TaskHeaders(ctx), Workspace: c.WorkspaceID,
 	})
 	if err != nil {
 		return Result{}, err
