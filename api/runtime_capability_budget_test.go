@@ -3,8 +3,8 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"strconv"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
