@@ -45,7 +45,7 @@ func (e *Executor) Close() { e.pools.Close() }
 // openPool builds a pool on dsn. It does not dial. The DSN keeps the data
 // sources' rules (one host, no unix socket, no file parameters) and every
 // connection goes through their guard: the addresses DATASOURCE_ALLOW_CIDRS
-// admits, never the platform database (datasource.Guard).
+// admits, never the platform's Postgres server (datasource.Guard).
 func (e *Executor) openPool(dsn string) (*pgxpool.Pool, error) {
 	cfg, err := e.opts.Guard.PostgresConfig(dsn)
 	if err != nil {

@@ -31,7 +31,7 @@ func guardOf(t *testing.T) datasource.Guard {
 	t.Helper()
 	p, err := datasource.IdentifyPlatform(context.Background(), testkit.Tx(t), testkit.DatabaseURL())
 	require.NoError(t, err)
-	require.NotEmpty(t, p.Database)
+	require.NotEmpty(t, p.SystemID)
 	return datasource.Guard{Allow: loopback, Platform: p}
 }
 
@@ -46,7 +46,7 @@ type customerDB struct {
 
 func newCustomerDB(t *testing.T) *customerDB {
 	t.Helper()
-	dsn := testkit.DataSourceURL(t) // never the platform database, which the guard refuses
+	dsn := testkit.DataSourceURL(t) // never the platform's server, which the guard refuses
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
@@ -264,7 +264,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 // TestConnectionsGoThroughTheGuard: the tool connects through the data
-// sources' guard (DATASOURCE_ALLOW_CIDRS, never the platform database),
+// sources' guard (DATASOURCE_ALLOW_CIDRS, never the platform's server),
 // and every failure to connect is the one answer a data source gives.
 func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	t.Parallel()
@@ -291,7 +291,7 @@ func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	// The platform's own database, even with its address allowed: every
 	// workspace's tokens are there.
 	err = connectFailed(t, allowed, testkit.DatabaseURL())
-	require.ErrorIs(t, err, datasource.ErrPlatformDatabase)
+	require.ErrorIs(t, err, datasource.ErrPlatformServer)
 	// Nothing listening, and a server that refuses the login: the same answer.
 	connectFailed(t, allowed, "postgres://u:p@127.0.0.1:1/db")
 	u, err := url.Parse(db.dsn)
