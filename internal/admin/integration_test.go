@@ -3,9 +3,12 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
@@ -89,4 +92,32 @@ func TestIntegrationOnThePlatformServerIsRefusedAtSave(t *testing.T) {
 	var n int64
 	require.NoError(t, db.Model(&models.Integration{}).Where("workspace_id = ? AND name = ?", tn.Workspace.ID, "platform").Count(&n).Error)
 	require.Zero(t, n, "the refused create wrote nothing")
+}
+
+// TestIntegrationWithAPrivilegedRoleIsRefusedAtSave: a postgres integration
+// whose role is a superuser is a 400 naming the privilege, and nothing is
+// written. Before, it was saved (201).
+func TestIntegrationWithAPrivilegedRoleIsRefusedAtSave(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db, _, tn := newCheckedService(t)
+	conn, err := pgx.Connect(ctx, testkit.DataSourceAdminURL())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	role := fmt.Sprintf("admin_priv_%d", time.Now().UnixNano())
+	_, err = conn.Exec(ctx, "CREATE ROLE "+role+" LOGIN SUPERUSER")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+role) })
+	u, err := url.Parse(testkit.DataSourceDatabaseURL())
+	require.NoError(t, err)
+	u.User = url.User(role)
+
+	_, err = s.CreateIntegration(ctx, tn.Workspace.ID, "test", admin.IntegrationInput{
+		Name: "root", Kind: admin.KindPostgres, Secrets: dsnSecret(t, u.String())})
+	_, status, msg := apperr.Public(err)
+	require.Equal(t, 400, status, "%v", err)
+	require.Contains(t, msg, fmt.Sprintf("secrets.dsn: the role %q is a superuser", role))
+	var n int64
+	require.NoError(t, db.Model(&models.Integration{}).Where("workspace_id = ?", tn.Workspace.ID).Count(&n).Error)
+	require.Zero(t, n)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,6 +47,40 @@ const identitySQL = `SELECT
 	THEN (SELECT system_identifier FROM pg_catalog.pg_control_system())::pg_catalog.text END,
 	CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_postmaster_start_time()', 'EXECUTE')
 	THEN (EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time()))::pg_catalog.text END`
+
+// PrivilegedRoles are the predefined roles a data source's or SQL tool's
+// role may not be a member of: each reaches past the customer's tables (to
+// write any table, read or write the server's files, run programs on it,
+// signal other sessions' backends).
+var PrivilegedRoles = []string{
+	"pg_write_all_data", "pg_read_server_files", "pg_write_server_files",
+	"pg_execute_server_program", "pg_signal_backend",
+}
+
+// connectSQL reads, after connecting, the server's identity (identitySQL)
+// and what the connection's role is: a superuser, and which of
+// PrivilegedRoles it is a member of, directly or not (pg_has_role's MEMBER;
+// a role missing on an older server is no membership).
+var connectSQL = `SELECT ids.*, r.rolname::pg_catalog.text, r.rolsuper::pg_catalog.text,
+	pg_catalog.array_to_string(ARRAY(SELECT g.rolname FROM pg_catalog.pg_roles g
+		WHERE g.rolname::pg_catalog.text = ANY ('{` + strings.Join(PrivilegedRoles, ",") + `}'::pg_catalog.text[])
+		AND pg_catalog.pg_has_role(r.oid, g.oid, 'MEMBER') ORDER BY g.rolname), ',')
+FROM (` + identitySQL + `) ids, pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER`
+
+// PrivilegedRoleError is the cause of a refused connection whose role is a
+// superuser or a member of one of PrivilegedRoles: a customer's role is a
+// plain LOGIN role with grants on its own tables.
+type PrivilegedRoleError struct {
+	Role      string // the connection's role
+	Privilege string // "superuser", or the predefined role it is a member of
+}
+
+func (e *PrivilegedRoleError) Error() string {
+	if e.Privilege == "superuser" {
+		return fmt.Sprintf("the role %q is a superuser", e.Role)
+	}
+	return fmt.Sprintf("the role %q is a member of %s", e.Role, e.Privilege)
+}
 
 // startTimeSQL reads the server's start time as identitySQL does.
 const startTimeSQL = `SELECT (EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time()))::pg_catalog.text`
@@ -264,25 +299,33 @@ func (g Guard) dialFunc() pgconn.DialFunc {
 }
 
 // afterConnect refuses a connection whose server is the platform's own,
-// whatever address, proxy or database reached it (Platform.isServer).
+// whatever address, proxy or database reached it (Platform.isServer), and
+// one whose role is privileged (*PrivilegedRoleError), on any server.
 func (g Guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
-	if !g.Platform.protects() {
-		return nil
-	}
-	results, err := conn.Exec(ctx, identitySQL).ReadAll()
+	results, err := conn.Exec(ctx, connectSQL).ReadAll()
 	if err != nil {
-		return fmt.Errorf("datasource: identify the data source's server: %w", err)
+		return fmt.Errorf("datasource: identify the data source's server and role: %w", err)
 	}
-	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) != 2 {
-		return errors.New("datasource: identify the data source's server: unexpected reply")
+	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) != 5 {
+		return errors.New("datasource: identify the data source's server and role: unexpected reply")
 	}
 	row := results[0].Rows[0]
-	same, err := g.Platform.isServer(ctx, string(row[0]), string(row[1]))
-	if err != nil {
-		return err
+	if g.Platform.protects() {
+		same, err := g.Platform.isServer(ctx, string(row[0]), string(row[1]))
+		if err != nil {
+			return err
+		}
+		if same {
+			return ErrPlatformServer
+		}
 	}
-	if same {
-		return ErrPlatformServer
+	role := string(row[2])
+	if string(row[3]) == "true" {
+		return &PrivilegedRoleError{Role: role, Privilege: "superuser"}
+	}
+	if member := string(row[4]); member != "" {
+		first, _, _ := strings.Cut(member, ",")
+		return &PrivilegedRoleError{Role: role, Privilege: first}
 	}
 	return nil
 }
@@ -291,8 +334,8 @@ func (g Guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
 // a SQL tool would, and refuses as a 400 for the admin saving the
 // integration what every later connection would refuse: a DSN that breaks
 // CheckPostgresDSN, the platform's own server (by address or identity,
-// whatever database the DSN names) and a server that cannot be told apart
-// from it. A server it cannot reach or log into (down, not yet opened to
+// whatever database the DSN names), a server that cannot be told apart
+// from it, and a privileged role (named with its privilege). A server it cannot reach or log into (down, not yet opened to
 // this network, wrong password, the SSRF guard) is no refusal: the save
 // stands, and every connection answers the data sources' one 502 until it
 // is fixed; refusing it would also tell an admin which addresses answer.
@@ -313,9 +356,13 @@ func (g Guard) CheckPostgres(ctx context.Context, dsn string) error {
 		_ = conn.Close(ctx)
 		return nil
 	}
+	var privileged *PrivilegedRoleError
 	switch {
 	case errors.Is(err, ErrPlatformServer):
 		return apperr.Wrap(err, apperr.Invalid, "the DSN reaches the platform's own Postgres server, which is never a data source, whatever database it names: a customer's database must be on a server of its own")
+	case errors.As(err, &privileged):
+		return apperr.Wrap(err, apperr.Invalid, "%s; a data source's role must be a plain LOGIN role, not a superuser nor a member of %s, with grants on its own tables only",
+			privileged.Error(), strings.Join(PrivilegedRoles, ", "))
 	case errors.Is(err, ErrServerUnidentified):
 		return apperr.Wrap(err, apperr.Invalid, "the data source's role may read neither pg_catalog.pg_control_system() nor pg_catalog.pg_postmaster_start_time(), so its server cannot be told apart from the platform's: grant it EXECUTE on either")
 	}

@@ -3,12 +3,14 @@ package datasource_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 
@@ -220,11 +222,6 @@ func TestPlatformServerIsNeverADataSource(t *testing.T) {
 			require.NoError(t, selectVia(t, o, testkit.DataSourceURL(t)))
 		})
 	}
-	t.Run("a server with another identity", func(t *testing.T) {
-		t.Parallel()
-		other := datasource.Platform{SystemID: "1", StartTime: "1"}
-		require.NoError(t, selectVia(t, datasource.Options{Allow: testkit.Loopback, Platform: other}, otherDB))
-	})
 }
 
 // TestPlatformServerIsRefusedAtSave: the check an integration's save runs
@@ -340,4 +337,93 @@ func TestConnectionFailuresLookTheSame(t *testing.T) {
 			require.Contains(t, err.Error(), tc.cause, "the cause is kept for the operator's log")
 		})
 	}
+}
+
+// privilegedRole makes a LOGIN role on the data sources' server with attrs
+// (such as SUPERUSER) and membership in grant (directly, or through a group
+// of its own when indirect), dropped at cleanup, and returns a DSN of the
+// tests' data-source database as that role.
+func privilegedRole(t *testing.T, attrs, grant string, indirect bool) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testkit.DataSourceAdminURL())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	name := fmt.Sprintf("ds_priv_%d", time.Now().UnixNano())
+	group := name + "_group"
+	_, err = conn.Exec(ctx, "CREATE ROLE "+name+" LOGIN "+attrs)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+name)
+		_, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+group)
+	})
+	if grant != "" {
+		to := name
+		if indirect {
+			_, err = conn.Exec(ctx, "CREATE ROLE "+group+" NOLOGIN")
+			require.NoError(t, err)
+			_, err = conn.Exec(ctx, "GRANT "+group+" TO "+name)
+			require.NoError(t, err)
+			to = group
+		}
+		_, err = conn.Exec(ctx, "GRANT "+grant+" TO "+to)
+		require.NoError(t, err)
+	}
+	u := mustURL(t, testkit.DataSourceDatabaseURL())
+	u.User = url.User(name)
+	return u.String()
+}
+
+// TestPrivilegedRolesAreRefused: a data source whose role is a superuser or
+// a member (directly or through a group) of a predefined role that reaches
+// past its tables is refused after connecting, at run time with the data
+// sources' one 502 and at save with a 400 naming the privilege; a plain
+// role is not. Before, a superuser data source connected and read
+// pg_catalog.pg_authid.
+func TestPrivilegedRolesAreRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := datasource.Options{Allow: testkit.Loopback, Platform: platformIdentity(t)}
+	g := datasource.Guard{Allow: o.Allow, Platform: o.Platform}
+	cases := []struct {
+		name, attrs, grant string
+		indirect           bool
+		privilege          string
+	}{
+		{"superuser", "SUPERUSER", "", false, "superuser"},
+		{"pg_signal_backend through a group", "", "pg_signal_backend", true, "pg_signal_backend"},
+	}
+	for _, r := range datasource.PrivilegedRoles {
+		cases = append(cases, struct {
+			name, attrs, grant string
+			indirect           bool
+			privilege          string
+		}{r, "", r, false, r})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := privilegedRole(t, tc.attrs, tc.grant, tc.indirect)
+			err := selectVia(t, o, dsn)
+			var privileged *datasource.PrivilegedRoleError
+			require.ErrorAs(t, err, &privileged)
+			require.Equal(t, tc.privilege, privileged.Privilege)
+			_, status, msg := apperr.Public(err)
+			require.Equal(t, 502, status)
+			require.Equal(t, connectFailedMessage(t), msg)
+
+			err = g.CheckPostgres(ctx, dsn)
+			_, status, msg = apperr.Public(err)
+			require.Equal(t, 400, status, "%v", err)
+			require.Contains(t, msg, tc.privilege)
+			require.Contains(t, msg, "a data source's role must be a plain LOGIN role")
+		})
+	}
+	t.Run("a plain role", func(t *testing.T) {
+		t.Parallel()
+		dsn := privilegedRole(t, "", "", false)
+		err := selectVia(t, o, dsn)
+		require.NoError(t, err)
+		require.NoError(t, g.CheckPostgres(ctx, dsn))
+	})
 }
