@@ -34,6 +34,7 @@ type Service struct {
 	st           *store.Store
 	box          *crypt.Box
 	checkSQLite  func(dsn string) error
+	checkServer  func(ctx context.Context, dsn string) error
 	sessions     Sessions
 	tokens       *auth.TokenCache // nil: every token's row is read
 	reprioritise func(ctx context.Context, tx *gorm.DB, agentID, field string) error
@@ -59,6 +60,12 @@ type Options struct {
 	// an admin could otherwise point one at any file the server can read.
 	// nil refuses the kind.
 	CheckSQLiteFunc func(dsn string) error
+	// CheckPostgresFunc connects once to a postgres integration's DSN as
+	// the data sources and the SQL tools would, and refuses (400) what they
+	// would refuse once connected: the platform's own server, whatever
+	// database the DSN names (datasource.Registry.CheckPostgres). A server
+	// it cannot reach is no refusal. nil checks the DSN's form only.
+	CheckPostgresFunc func(ctx context.Context, dsn string) error
 	// Sessions ends the app sessions of a deleted user or a revoked host
 	// token. Required: without it those would live on until they expire.
 	Sessions Sessions
@@ -73,7 +80,7 @@ type Options struct {
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, box: o.Secrets, checkSQLite: o.CheckSQLiteFunc, sessions: o.Sessions, tokens: o.Tokens,
+	return &Service{st: o.Store, box: o.Secrets, checkSQLite: o.CheckSQLiteFunc, checkServer: o.CheckPostgresFunc, sessions: o.Sessions, tokens: o.Tokens,
 		reprioritise: o.ReprioritiseFunc}
 }
 

@@ -154,6 +154,28 @@ func (s *Service) checkIntegration(i *models.Integration, in IntegrationInput, s
 	return nil
 }
 
+// checkDSNServer connects once to a postgres integration's DSN, as its data
+// sources and SQL tools will, and refuses (400) a server or role they would
+// refuse once connected (Options.CheckPostgresFunc). A server it cannot
+// reach does not stop the save. secrets passed checkIntegration.
+func (s *Service) checkDSNServer(ctx context.Context, kind string, secrets map[string]json.RawMessage) error {
+	if kind != KindPostgres || s.checkServer == nil {
+		return nil
+	}
+	var dsn string
+	if err := json.Unmarshal(secrets["dsn"], &dsn); err != nil {
+		return apperr.Invalidf("secrets.dsn (a string) is required for a %s integration", kind)
+	}
+	if err := s.checkServer(ctx, dsn); err != nil {
+		code, _, reason := apperr.Public(err)
+		if code == apperr.Invalid {
+			return apperr.Wrap(err, apperr.Invalid, "secrets.dsn: %s", reason)
+		}
+		return err
+	}
+	return nil
+}
+
 // ListIntegrations returns the workspace's integrations by name.
 func (s *Service) ListIntegrations(ctx context.Context, workspaceID string) ([]IntegrationView, error) {
 	var rows []models.Integration
@@ -190,6 +212,9 @@ func (s *Service) CreateIntegration(ctx context.Context, workspaceID, actor stri
 		}
 	}
 	if err := s.checkIntegration(&i, in, secrets); err != nil {
+		return IntegrationView{}, err
+	}
+	if err := s.checkDSNServer(ctx, i.Kind, secrets); err != nil {
 		return IntegrationView{}, err
 	}
 	var err error
@@ -254,6 +279,11 @@ func (s *Service) UpdateIntegration(ctx context.Context, workspaceID, actor, id 
 		slices.Sort(changed)
 		if err := s.checkIntegration(&i, in, secrets); err != nil {
 			return err
+		}
+		if slices.Contains(changed, "dsn") {
+			if err := s.checkDSNServer(ctx, i.Kind, secrets); err != nil {
+				return err
+			}
 		}
 		if i.SecretsEnc, err = s.sealJSON(secrets); err != nil {
 			return err

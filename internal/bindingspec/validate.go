@@ -299,7 +299,19 @@ func (v *validator) writes(s *Spec) error {
 	return nil
 }
 
-// checkTable accepts a safe identifier, optionally schema-qualified.
+// systemSchemas are the schemas of the database's own catalogs, which no
+// binding may name (compared case-insensitively): Postgres's information
+// schema, and SQL Server's sys and INFORMATION_SCHEMA. Every Postgres
+// schema whose name begins with pg_ is the system's too (pg_catalog,
+// pg_toast, pg_temp_N): no user may create one.
+var systemSchemas = []string{"information_schema", "sys"}
+
+// checkTable accepts a safe identifier, optionally schema-qualified, that
+// is not in a system schema: a binding on pg_catalog.pg_authid read a
+// server's password hashes, and one on pg_db_role_setting wrote the
+// settings of its every new connection (issue 23). An unqualified name
+// beginning with pg_ is refused too, since Postgres looks it up in
+// pg_catalog first whatever the search path.
 func checkTable(table string) error {
 	if table == "" {
 		return fmt.Errorf("table is required")
@@ -312,6 +324,12 @@ func checkTable(table string) error {
 		if !isIdentifier(p) {
 			return fmt.Errorf("table %q is not a safe SQL identifier (letters, digits and _, optionally schema.table)", table)
 		}
+	}
+	if schema := strings.ToLower(parts[0]); len(parts) == 2 && (strings.HasPrefix(schema, "pg_") || slices.Contains(systemSchemas, schema)) {
+		return fmt.Errorf("table %q is in %s, a system schema: a binding names the customer's own tables", table, parts[0])
+	}
+	if len(parts) == 1 && strings.HasPrefix(strings.ToLower(table), "pg_") {
+		return fmt.Errorf("table %q names a system catalog (Postgres looks a pg_ name up in pg_catalog first): qualify a table of the customer's own with its schema", table)
 	}
 	return nil
 }

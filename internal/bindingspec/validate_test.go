@@ -278,6 +278,23 @@ func TestValidateRefusals(t *testing.T) {
 		{"table three parts", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"db.public.t","columns":["a"]}]}`,
 			`reads[0] "list": table "db.public.t" is not a safe SQL identifier (letters, digits and _, optionally schema.table)`},
 		{"table absent", "b", "postgres", "$PG", `{"reads":[{"op":"list","columns":["a"]}]}`, `reads[0] "list": table is required`},
+		// Issue 23 HIGH 1: bindings read pg_catalog.pg_authid and wrote
+		// pg_catalog.pg_db_role_setting. System schemas are refused in any
+		// case; a quoted name is no safe identifier at all.
+		{"table in pg_catalog", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"pg_catalog.pg_authid","columns":["rolname"]}]}`,
+			`reads[0] "list": table "pg_catalog.pg_authid" is in pg_catalog, a system schema: a binding names the customer's own tables`},
+		{"write in pg_catalog", "b", "postgres", "$PG", `{"writes":[{"op":"w","table":"PG_CATALOG.pg_db_role_setting","mode":"insert","columns":["setconfig"]}]}`,
+			`writes[0] "w": table "PG_CATALOG.pg_db_role_setting" is in PG_CATALOG, a system schema: a binding names the customer's own tables`},
+		{"table in information_schema", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"Information_Schema.tables","columns":["table_name"]}]}`,
+			`reads[0] "list": table "Information_Schema.tables" is in Information_Schema, a system schema: a binding names the customer's own tables`},
+		{"table in pg_toast", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"pg_toast.pg_toast_1262","columns":["chunk_id"]}]}`, `reads[0] "list": table "pg_toast.pg_toast_1262" is in pg_toast, a system schema: a binding names the customer's own tables`},
+		{"table in pg_temp", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"pg_temp_3.t","columns":["a"]}]}`, `reads[0] "list": table "pg_temp_3.t" is in pg_temp_3, a system schema: a binding names the customer's own tables`},
+		{"table in sys", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"SYS.sql_logins","columns":["name"]}]}`, `reads[0] "list": table "SYS.sql_logins" is in SYS, a system schema: a binding names the customer's own tables`},
+		{"table in INFORMATION_SCHEMA", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"INFORMATION_SCHEMA.COLUMNS","columns":["a"]}]}`, `reads[0] "list": table "INFORMATION_SCHEMA.COLUMNS" is in INFORMATION_SCHEMA, a system schema: a binding names the customer's own tables`},
+		{"unqualified catalog", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"pg_authid","columns":["rolname"]}]}`,
+			`reads[0] "list": table "pg_authid" names a system catalog (Postgres looks a pg_ name up in pg_catalog first): qualify a table of the customer's own with its schema`},
+		{"quoted system schema", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"\"pg_catalog\".\"pg_authid\"","columns":["rolname"]}]}`,
+			`reads[0] "list": table "\"pg_catalog\".\"pg_authid\"" is not a safe SQL identifier (letters, digits and _, optionally schema.table)`},
 		{"read without columns", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t"}]}`,
 			`reads[0] "list": columns must list at least one selectable column`},
 		{"column unsafe", "b", "postgres", "$PG", `{"reads":[{"op":"list","table":"t","columns":["a","b\"c"]}]}`,

@@ -56,7 +56,7 @@ type Config struct {
 	// be reached at although they are private or loopback, such as the
 	// subnet of the customers' databases. Apart from OutboundAllow, so that
 	// letting data sources reach a private database never opens http_calls
-	// to the services beside it. The platform database stays refused.
+	// to the services beside it. The platform's Postgres server stays refused.
 	DataSourceAllow []netip.Prefix
 	// TrustedProxies are the networks of the hops (load balancers, reverse
 	// proxies) whose X-Forwarded-For the api and console believe when they

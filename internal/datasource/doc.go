@@ -11,7 +11,7 @@
 // a Postgres DSN passes CheckPostgresDSN (a URL with one host, allow-listed
 // parameters, nothing read from this host's files), every dial goes through
 // the gateway's SSRF guard on the resolved address (Options.Allow widens it),
-// and the platform database (Platform) is refused by address and, after
-// connecting, by its identity. A failure to connect is one generic error
+// and the platform's Postgres server (Platform), whatever database a DSN
+// names, is refused by address and, after connecting, by its identity. A failure to connect is one generic error
 // whatever the cause; errors of queries name only the statement's columns.
 package datasource

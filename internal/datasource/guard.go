@@ -6,67 +6,164 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/store"
 )
 
-// ErrPlatformDatabase is the cause of a refused connection whose database is
-// the platform's own. Callers see the generic connection failure; the cause
-// is for the operator's log and for tests.
-var ErrPlatformDatabase = errors.New("datasource: the DSN reaches the platform database, which is never a data source")
+// ErrPlatformServer is the cause of a refused connection whose server is
+// the platform's own Postgres server, whatever database it names: another
+// database of that cluster still reads its shared catalogs (pg_authid, the
+// live statements of pg_stat_activity) and, as a privileged role, changes
+// the settings of every new platform connection (pg_db_role_setting).
+// Callers see the generic connection failure at run time and a 400 when the
+// integration is saved; the cause is for the operator's log and for tests.
+var ErrPlatformServer = errors.New("datasource: the DSN reaches the platform's Postgres server, which is never a data source, whatever database it names")
 
-// identitySQL reads who a Postgres database is: its name and its cluster's
-// system identifier (shared by a primary and its streaming replicas, and
-// the same whatever address, alias or proxy reached the server). The system
-// identifier is NULL where the role may not call pg_control_system. Every
-// name is schema-qualified, so a search_path in the DSN cannot substitute
-// a function of the tenant's own.
-const identitySQL = `SELECT pg_catalog.current_database(),
+// ErrServerUnidentified is the cause of a refused connection whose server
+// cannot be told apart from the platform's: its role may read neither the
+// system identifier (pg_control_system) nor the server's start time
+// (pg_postmaster_start_time), both readable by every role unless revoked.
+var ErrServerUnidentified = errors.New("datasource: the data source's server cannot be told apart from the platform's: its role may read neither pg_control_system() nor pg_postmaster_start_time()")
+
+// identitySQL reads who a Postgres server is: its cluster's system
+// identifier (shared by a primary and its streaming replicas, and the same
+// whatever address, alias, database or proxy reached the server) and, for a
+// role that may not call pg_control_system, the server's start time to the
+// microsecond (pg_postmaster_start_time, which no two servers share; it
+// changes when the server restarts, so the platform's is read again when it
+// decides). Either is NULL where the role may not read it. Every name is
+// schema-qualified, so a search_path in the DSN cannot substitute a function
+// of the tenant's own.
+const identitySQL = `SELECT
 	CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
-	THEN (SELECT system_identifier FROM pg_catalog.pg_control_system())::text END`
+	THEN (SELECT system_identifier FROM pg_catalog.pg_control_system())::pg_catalog.text END,
+	CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_postmaster_start_time()', 'EXECUTE')
+	THEN (EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time()))::pg_catalog.text END`
 
-// Platform identifies the platform database, which no data source may be:
-// a data source pointed at it could read every workspace's tokens and
-// password hashes. The zero Platform (a SQLite platform) protects nothing.
+// PrivilegedRoles are the predefined roles a data source's or SQL tool's
+// role may not be a member of: each reaches past the customer's tables (to
+// write any table, read or write the server's files, run programs on it,
+// signal other sessions' backends).
+var PrivilegedRoles = []string{
+	"pg_write_all_data", "pg_read_server_files", "pg_write_server_files",
+	"pg_execute_server_program", "pg_signal_backend",
+}
+
+// connectSQL reads, after connecting, the server's identity (identitySQL)
+// and what the connection's role is: a superuser, and which of
+// PrivilegedRoles it is a member of, directly or not (pg_has_role's MEMBER;
+// a role missing on an older server is no membership).
+var connectSQL = `SELECT ids.*, r.rolname::pg_catalog.text, r.rolsuper::pg_catalog.text,
+	pg_catalog.array_to_string(ARRAY(SELECT g.rolname FROM pg_catalog.pg_roles g
+		WHERE g.rolname::pg_catalog.text = ANY ('{` + strings.Join(PrivilegedRoles, ",") + `}'::pg_catalog.text[])
+		AND pg_catalog.pg_has_role(r.oid, g.oid, 'MEMBER') ORDER BY g.rolname), ',')
+FROM (` + identitySQL + `) ids, pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER`
+
+// PrivilegedRoleError is the cause of a refused connection whose role is a
+// superuser or a member of one of PrivilegedRoles: a customer's role is a
+// plain LOGIN role with grants on its own tables.
+type PrivilegedRoleError struct {
+	Role      string // the connection's role
+	Privilege string // "superuser", or the predefined role it is a member of
+}
+
+func (e *PrivilegedRoleError) Error() string {
+	if e.Privilege == "superuser" {
+		return fmt.Sprintf("the role %q is a superuser", e.Role)
+	}
+	return fmt.Sprintf("the role %q is a member of %s", e.Role, e.Privilege)
+}
+
+// startTimeSQL reads the server's start time as identitySQL does.
+const startTimeSQL = `SELECT (EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time()))::pg_catalog.text`
+
+// Platform identifies the platform's Postgres server, which no data source
+// may be, whatever database it names. The zero Platform (a SQLite platform)
+// protects nothing.
 type Platform struct {
-	// Database is the platform database's name (current_database()).
-	Database string
-	// SystemID is its server's system identifier; "" when the platform's
-	// role may not read it, in which case every data source whose database
-	// has the platform's name is refused.
+	// SystemID is the server's system identifier; "" when the platform's
+	// role may not read it.
 	SystemID string
+	// StartTime is the server's start time (seconds since the epoch, to
+	// the microsecond) when it was identified: what decides when either
+	// side may not read the system identifier.
+	StartTime string
+	// StartTimeFunc, when set, reads the server's start time again (it
+	// changes when the server restarts); StartTime stands when it fails.
+	StartTimeFunc func(ctx context.Context) (string, error)
 	// Endpoints are the addresses DATABASE_URL reaches the server at,
 	// resolved at start-up. When one is local (loopback), every address of
 	// this host on that port stands for it too.
 	Endpoints []netip.AddrPort
 }
 
-// IdentifyPlatform reads the identity of the platform database st, which
-// DATABASE_URL databaseURL reaches. A SQLite platform has none.
+// IdentifyPlatform reads the identity of the platform's server, which
+// DATABASE_URL databaseURL reaches and st is connected to. A SQLite
+// platform has none. A Postgres one whose role may read neither the system
+// identifier nor the start time is an error: no data source could then be
+// told apart from it.
 func IdentifyPlatform(ctx context.Context, st *store.Store, databaseURL string) (Platform, error) {
 	var p Platform
 	if st.Dialect != config.Postgres {
 		return p, nil
 	}
-	var row struct {
-		Name     string
-		SystemID *string
+	var systemID, start *string
+	if err := st.DB.WithContext(ctx).Raw(identitySQL).Row().Scan(&systemID, &start); err != nil {
+		return p, fmt.Errorf("datasource: identify the platform's server: %w", err)
 	}
-	if err := st.DB.WithContext(ctx).Raw(identitySQL).Row().Scan(&row.Name, &row.SystemID); err != nil {
-		return p, fmt.Errorf("datasource: identify the platform database: %w", err)
+	if systemID != nil {
+		p.SystemID = *systemID
 	}
-	p.Database = row.Name
-	if row.SystemID != nil {
-		p.SystemID = *row.SystemID
+	if start != nil {
+		p.StartTime = *start
+		p.StartTimeFunc = func(ctx context.Context) (string, error) {
+			var s string
+			err := st.DB.WithContext(ctx).Raw(startTimeSQL).Row().Scan(&s)
+			return s, err
+		}
+	}
+	if p.SystemID == "" && p.StartTime == "" {
+		return p, errors.New("datasource: identify the platform's server: DATABASE_URL's role may read neither pg_control_system() nor pg_postmaster_start_time(), so no data source could be told apart from it; grant it EXECUTE on either")
 	}
 	p.Endpoints = endpointsOf(ctx, databaseURL)
 	return p, nil
+}
+
+// protects reports whether p identifies a server (a Postgres platform).
+func (p Platform) protects() bool {
+	return p.SystemID != "" || p.StartTime != "" || len(p.Endpoints) > 0
+}
+
+// isServer reports whether the server whose system identifier and start
+// time a connection read (either "" where its role may not) is the
+// platform's. The system identifiers decide when both are known; else the
+// start times; a server that shows neither cannot be told apart, and is an
+// error (ErrServerUnidentified).
+func (p Platform) isServer(ctx context.Context, systemID, start string) (bool, error) {
+	switch {
+	case p.SystemID == "" && p.StartTime == "":
+		return false, nil // known by its addresses only
+	case p.SystemID != "" && systemID != "":
+		return systemID == p.SystemID, nil
+	}
+	platformStart := p.StartTime
+	if p.StartTimeFunc != nil {
+		if s, err := p.StartTimeFunc(ctx); err == nil && s != "" {
+			platformStart = s
+		}
+	}
+	if start == "" || platformStart == "" {
+		return false, ErrServerUnidentified
+	}
+	return start == platformStart, nil
 }
 
 // endpointsOf resolves the hosts of a postgres:// URL (a unix socket has no
@@ -131,19 +228,20 @@ func (p Platform) reaches(ap netip.AddrPort) bool {
 
 // Guard is what a connection to a customer's database may reach: the
 // addresses the gateway's SSRF guard admits (public ones, and Allow) and
-// never the platform database. Data sources and the SQL tools
-// (postgres_execute_query, mssql_execute_query) connect through it alike:
-// the same integration DSN is either.
+// never the platform's Postgres server, whatever database a DSN names. Data
+// sources and the SQL tools (postgres_execute_query, mssql_execute_query)
+// connect through it alike: the same integration DSN is either. No setting
+// turns the platform rule off.
 type Guard struct {
 	// Allow lists networks a customer's database may be at although they
 	// are private, loopback or otherwise special (DATASOURCE_ALLOW_CIDRS).
 	Allow []netip.Prefix
-	// Platform is the platform database, refused even inside Allow.
+	// Platform is the platform's server, refused even inside Allow.
 	Platform Platform
 }
 
 // Dialer is the dialer of a connection that is not Postgres (SQL Server):
-// the SSRF guard with Allow. Only Postgres can be the platform database.
+// the SSRF guard with Allow. Only Postgres can be the platform's server.
 func (g Guard) Dialer() *net.Dialer { return gateway.NewDialer(g.Allow) }
 
 // PostgresConfig is the pool configuration of a connection to the Postgres
@@ -151,8 +249,9 @@ func (g Guard) Dialer() *net.Dialer { return gateway.NewDialer(g.Allow) }
 // apperr.Invalid and never quotes the password). What connects is what the
 // DSN says, whatever this host's environment (PGPASSWORD, PGPORT, ~/.pgpass)
 // would add; every dial goes through the guard, after DNS resolution, and a
-// connection whose database turns out to be the platform's own is refused
-// (ErrPlatformDatabase), whatever address reached it. It does not dial.
+// connection whose server turns out to be the platform's own is refused
+// (ErrPlatformServer), whatever address or database reached it. It does not
+// dial.
 func (g Guard) PostgresConfig(dsn string) (*pgxpool.Config, error) {
 	cfg, _, err := g.postgresConfig(dsn)
 	return cfg, err
@@ -173,16 +272,17 @@ func (g Guard) postgresConfig(dsn string) (*pgxpool.Config, postgresDSN, error) 
 	for _, f := range cc.Fallbacks {
 		f.Host, f.Port = d.host, d.port
 	}
-	cc.DialFunc = g.dialFunc(d.database)
+	cc.DialFunc = g.dialFunc()
 	cc.AfterConnect = g.afterConnect
 	return cfg, d, nil
 }
 
-// dialFunc returns the dial function of a pool on database: every dial is
-// checked on the address it is about to connect to, after DNS resolution
-// (so a name that re-resolves to a refused address is never reached), first
-// by the gateway's guard, then against the platform database's server.
-func (g Guard) dialFunc(database string) pgconn.DialFunc {
+// dialFunc returns the dial function of a pool: every dial is checked on
+// the address it is about to connect to, after DNS resolution (so a name
+// that re-resolves to a refused address is never reached), first by the
+// gateway's guard, then against the platform's server, before a byte (or a
+// password) is sent.
+func (g Guard) dialFunc() pgconn.DialFunc {
 	d := gateway.NewDialer(g.Allow)
 	safe := d.Control
 	d.Control = func(network, address string, c syscall.RawConn) error {
@@ -190,34 +290,81 @@ func (g Guard) dialFunc(database string) pgconn.DialFunc {
 			return err
 		}
 		ap, err := netip.ParseAddrPort(address)
-		if err == nil && database == g.Platform.Database && g.Platform.reaches(ap) {
-			return ErrPlatformDatabase
+		if err == nil && g.Platform.reaches(ap) {
+			return ErrPlatformServer
 		}
 		return nil
 	}
 	return d.DialContext
 }
 
-// afterConnect refuses a connection whose database is the platform's own,
-// whatever address reached it: same name and same server identity, or same
-// name where either identity cannot be read (it cannot be told apart).
+// afterConnect refuses a connection whose server is the platform's own,
+// whatever address, proxy or database reached it (Platform.isServer), and
+// one whose role is privileged (*PrivilegedRoleError), on any server.
 func (g Guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
-	if g.Platform.Database == "" {
-		return nil
-	}
-	results, err := conn.Exec(ctx, identitySQL).ReadAll()
+	results, err := conn.Exec(ctx, connectSQL).ReadAll()
 	if err != nil {
-		return fmt.Errorf("datasource: identify the data source's database: %w", err)
+		return fmt.Errorf("datasource: identify the data source's server and role: %w", err)
 	}
-	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) != 2 {
-		return errors.New("datasource: identify the data source's database: unexpected reply")
+	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) != 5 {
+		return errors.New("datasource: identify the data source's server and role: unexpected reply")
 	}
 	row := results[0].Rows[0]
-	if string(row[0]) != g.Platform.Database {
+	if g.Platform.protects() {
+		same, err := g.Platform.isServer(ctx, string(row[0]), string(row[1]))
+		if err != nil {
+			return err
+		}
+		if same {
+			return ErrPlatformServer
+		}
+	}
+	role := string(row[2])
+	if string(row[3]) == "true" {
+		return &PrivilegedRoleError{Role: role, Privilege: "superuser"}
+	}
+	if member := string(row[4]); member != "" {
+		first, _, _ := strings.Cut(member, ",")
+		return &PrivilegedRoleError{Role: role, Privilege: first}
+	}
+	return nil
+}
+
+// CheckPostgres connects once to dsn through the guard, as a data source or
+// a SQL tool would, and refuses as a 400 for the admin saving the
+// integration what every later connection would refuse: a DSN that breaks
+// CheckPostgresDSN, the platform's own server (by address or identity,
+// whatever database the DSN names), a server that cannot be told apart
+// from it, and a privileged role (named with its privilege). A server it cannot reach or log into (down, not yet opened to
+// this network, wrong password, the SSRF guard) is no refusal: the save
+// stands, and every connection answers the data sources' one 502 until it
+// is fixed; refusing it would also tell an admin which addresses answer.
+func (g Guard) CheckPostgres(ctx context.Context, dsn string) error {
+	cfg, err := g.PostgresConfig(dsn)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.Invalid {
+			return err
+		}
+		return apperr.Wrap(err, apperr.Invalid, "%s", err.Error())
+	}
+	cc := &cfg.ConnConfig.Config
+	if cc.ConnectTimeout <= 0 || cc.ConnectTimeout > ConnectTimeout {
+		cc.ConnectTimeout = ConnectTimeout
+	}
+	conn, err := pgconn.ConnectConfig(ctx, cc)
+	if err == nil {
+		_ = conn.Close(ctx)
 		return nil
 	}
-	if row[1] == nil || g.Platform.SystemID == "" || string(row[1]) == g.Platform.SystemID {
-		return ErrPlatformDatabase
+	var privileged *PrivilegedRoleError
+	switch {
+	case errors.Is(err, ErrPlatformServer):
+		return apperr.Wrap(err, apperr.Invalid, "the DSN reaches the platform's own Postgres server, which is never a data source, whatever database it names: a customer's database must be on a server of its own")
+	case errors.As(err, &privileged):
+		return apperr.Wrap(err, apperr.Invalid, "%s; a data source's role must be a plain LOGIN role, not a superuser nor a member of %s, with grants on its own tables only",
+			privileged.Error(), strings.Join(PrivilegedRoles, ", "))
+	case errors.Is(err, ErrServerUnidentified):
+		return apperr.Wrap(err, apperr.Invalid, "the data source's role may read neither pg_catalog.pg_control_system() nor pg_catalog.pg_postmaster_start_time(), so its server cannot be told apart from the platform's: grant it EXECUTE on either")
 	}
 	return nil
 }

@@ -3,12 +3,14 @@ package datasource_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 
@@ -158,28 +160,36 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	return u
 }
 
-// platformIdentity identifies the tests' platform database as a platform
+// platformIdentity identifies the tests' platform server as a platform
 // process does at start.
 func platformIdentity(t *testing.T) datasource.Platform {
 	t.Helper()
 	p, err := datasource.IdentifyPlatform(context.Background(), testkit.Tx(t), testkit.DatabaseURL())
 	require.NoError(t, err)
-	require.NotEmpty(t, p.Database)
 	require.NotEmpty(t, p.SystemID, "the tests' role may read the system identifier")
+	require.NotEmpty(t, p.StartTime)
 	require.NotEmpty(t, p.Endpoints)
 	return p
 }
 
-// TestPlatformDatabaseIsNeverADataSource: whatever address, alias or
-// schema a DSN uses, the platform's own database is refused even where its
-// address is allowed; another database on the same server is not.
-func TestPlatformDatabaseIsNeverADataSource(t *testing.T) {
+// TestPlatformServerIsNeverADataSource: whatever address, alias, schema or
+// database a DSN names, the platform's own server is refused even where its
+// address is allowed, by its address before connecting and by its identity
+// after; a server of its own (the tests' data-source cluster) is not.
+// Before the rule was the server's, another database of the platform's
+// cluster (postgres://postgres@127.0.0.1:5432/postgres) was a data source
+// and read pg_catalog.pg_authid.
+func TestPlatformServerIsNeverADataSource(t *testing.T) {
 	t.Parallel()
 	platform := platformIdentity(t)
 	platformURL := testkit.DatabaseURL()
 	_, port, err := net.SplitHostPort(mustURL(t, platformURL).Host)
 	require.NoError(t, err)
 	full := datasource.Options{Allow: testkit.Loopback, Platform: platform}
+	byID := datasource.Options{Allow: testkit.Loopback, Platform: datasource.Platform{SystemID: platform.SystemID, StartTime: platform.StartTime}}
+	byStart := datasource.Options{Allow: testkit.Loopback, Platform: datasource.Platform{StartTime: platform.StartTime}}
+	byAddress := datasource.Options{Allow: testkit.Loopback, Platform: datasource.Platform{Endpoints: platform.Endpoints}}
+	otherDB := withDatabase(t, platformURL, "postgres")
 
 	refused := []struct {
 		name string
@@ -187,34 +197,57 @@ func TestPlatformDatabaseIsNeverADataSource(t *testing.T) {
 		dsn  string
 	}{
 		{"DATABASE_URL itself", full, platformURL},
-		{"localhost alias", full, withHost(t, platformURL, "localhost:"+port)},
-		{"IPv6 loopback alias", full, withHost(t, platformURL, "[::1]:"+port)},
+		{"another database of the platform's server", full, otherDB},
+		{"localhost alias", full, withHost(t, otherDB, "localhost:"+port)},
+		{"IPv6 loopback alias", full, withHost(t, otherDB, "[::1]:"+port)},
 		{"another schema", full, platformURL + "&search_path=pg_catalog"},
-		{"address unknown: the server's identity decides", datasource.Options{Allow: testkit.Loopback,
-			Platform: datasource.Platform{Database: platform.Database, SystemID: platform.SystemID}}, platformURL},
-		{"identity unknown: the name decides", datasource.Options{Allow: testkit.Loopback,
-			Platform: datasource.Platform{Database: platform.Database}}, platformURL},
+		{"address unknown: the system identifier decides", byID, otherDB},
+		{"system identifier unknown: the start time decides", byStart, otherDB},
+		{"identity unknown: the address decides", byAddress, otherDB},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			err := selectVia(t, tc.o, tc.dsn)
-			require.True(t, errors.Is(err, datasource.ErrPlatformDatabase), "%v", err)
+			require.True(t, errors.Is(err, datasource.ErrPlatformServer), "%v", err)
 			require.Equal(t, apperr.BadGateway, apperr.CodeOf(err))
 			_, _, msg := apperr.Public(err)
 			require.Equal(t, connectFailedMessage(t), msg, "the refusal looks like any failed connection")
 		})
 	}
 
-	t.Run("another database on the same server", func(t *testing.T) {
-		t.Parallel()
-		require.NoError(t, selectVia(t, full, testkit.DataSourceURL(t)))
-	})
-	t.Run("a database of the same name on another server", func(t *testing.T) {
-		t.Parallel()
-		other := datasource.Platform{Database: platform.Database, SystemID: "1"}
-		require.NoError(t, selectVia(t, datasource.Options{Allow: testkit.Loopback, Platform: other}, platformURL))
-	})
+	for name, o := range map[string]datasource.Options{"full": full, "by id": byID, "by start time": byStart} {
+		t.Run("a server of its own/"+name, func(t *testing.T) {
+			t.Parallel()
+			require.NoError(t, selectVia(t, o, testkit.DataSourceURL(t)))
+		})
+	}
+}
+
+// TestPlatformServerIsRefusedAtSave: the check an integration's save runs
+// answers 400 for the platform's server, by address or by identity, and
+// lets a server of its own and one it cannot reach be saved.
+func TestPlatformServerIsRefusedAtSave(t *testing.T) {
+	t.Parallel()
+	platform := platformIdentity(t)
+	otherDB := withDatabase(t, testkit.DatabaseURL(), "postgres")
+	ctx := context.Background()
+	for name, g := range map[string]datasource.Guard{
+		"by address":  {Allow: testkit.Loopback, Platform: platform},
+		"by identity": {Allow: testkit.Loopback, Platform: datasource.Platform{SystemID: platform.SystemID}},
+	} {
+		err := g.CheckPostgres(ctx, otherDB)
+		require.True(t, errors.Is(err, datasource.ErrPlatformServer), "%s: %v", name, err)
+		_, status, msg := apperr.Public(err)
+		require.Equal(t, 400, status, name)
+		require.Contains(t, msg, "the platform's own Postgres server", name)
+	}
+	g := datasource.Guard{Allow: testkit.Loopback, Platform: platform}
+	require.NoError(t, g.CheckPostgres(ctx, testkit.DataSourceURL(t)))
+	require.NoError(t, g.CheckPostgres(ctx, "postgres://u:p@127.0.0.1:1/db"), "an unreachable server does not stop the save")
+	require.NoError(t, datasource.Guard{Platform: platform}.CheckPostgres(ctx, testkit.DataSourceURL(t)), "nor does an address the SSRF guard refuses")
+	err := g.CheckPostgres(ctx, "postgres://u@db.example.com/x?passfile=/etc/shadow")
+	require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 }
 
 // connectFailedMessage is what every failed connection answers.
@@ -266,7 +299,7 @@ func standIn(t *testing.T, silent bool) string {
 }
 
 // TestConnectionFailuresLookTheSame: refused, closed, silent, bad password,
-// unknown role or database and the platform's own database all answer the
+// unknown role or database and the platform's own server all answer the
 // same status and message, so a data source cannot be used to scan a
 // network; the cause is kept for the operator's log.
 func TestConnectionFailuresLookTheSame(t *testing.T) {
@@ -290,7 +323,7 @@ func TestConnectionFailuresLookTheSame(t *testing.T) {
 		{"bad password", on, "postgres://reader:wrong@" + standIn(t, false) + "/db?sslmode=disable", "28P01"},
 		{"unknown role", on, strings.Replace(good, testkit.DataSourceRole()+"@", "nobody_here@", 1), "28000"},
 		{"unknown database", on, withDatabase(t, good, "no_such_database"), "3D000"},
-		{"platform database", on, testkit.DatabaseURL(), datasource.ErrPlatformDatabase.Error()},
+		{"platform server", on, withDatabase(t, testkit.DatabaseURL(), "postgres"), datasource.ErrPlatformServer.Error()},
 	}
 	want := connectFailedMessage(t)
 	for _, tc := range cases {
@@ -304,4 +337,93 @@ func TestConnectionFailuresLookTheSame(t *testing.T) {
 			require.Contains(t, err.Error(), tc.cause, "the cause is kept for the operator's log")
 		})
 	}
+}
+
+// privilegedRole makes a LOGIN role on the data sources' server with attrs
+// (such as SUPERUSER) and membership in grant (directly, or through a group
+// of its own when indirect), dropped at cleanup, and returns a DSN of the
+// tests' data-source database as that role.
+func privilegedRole(t *testing.T, attrs, grant string, indirect bool) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testkit.DataSourceAdminURL())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	name := fmt.Sprintf("ds_priv_%d", time.Now().UnixNano())
+	group := name + "_group"
+	_, err = conn.Exec(ctx, "CREATE ROLE "+name+" LOGIN "+attrs)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+name)
+		_, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+group)
+	})
+	if grant != "" {
+		to := name
+		if indirect {
+			_, err = conn.Exec(ctx, "CREATE ROLE "+group+" NOLOGIN")
+			require.NoError(t, err)
+			_, err = conn.Exec(ctx, "GRANT "+group+" TO "+name)
+			require.NoError(t, err)
+			to = group
+		}
+		_, err = conn.Exec(ctx, "GRANT "+grant+" TO "+to)
+		require.NoError(t, err)
+	}
+	u := mustURL(t, testkit.DataSourceDatabaseURL())
+	u.User = url.User(name)
+	return u.String()
+}
+
+// TestPrivilegedRolesAreRefused: a data source whose role is a superuser or
+// a member (directly or through a group) of a predefined role that reaches
+// past its tables is refused after connecting, at run time with the data
+// sources' one 502 and at save with a 400 naming the privilege; a plain
+// role is not. Before, a superuser data source connected and read
+// pg_catalog.pg_authid.
+func TestPrivilegedRolesAreRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := datasource.Options{Allow: testkit.Loopback, Platform: platformIdentity(t)}
+	g := datasource.Guard{Allow: o.Allow, Platform: o.Platform}
+	cases := []struct {
+		name, attrs, grant string
+		indirect           bool
+		privilege          string
+	}{
+		{"superuser", "SUPERUSER", "", false, "superuser"},
+		{"pg_signal_backend through a group", "", "pg_signal_backend", true, "pg_signal_backend"},
+	}
+	for _, r := range datasource.PrivilegedRoles {
+		cases = append(cases, struct {
+			name, attrs, grant string
+			indirect           bool
+			privilege          string
+		}{r, "", r, false, r})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := privilegedRole(t, tc.attrs, tc.grant, tc.indirect)
+			err := selectVia(t, o, dsn)
+			var privileged *datasource.PrivilegedRoleError
+			require.ErrorAs(t, err, &privileged)
+			require.Equal(t, tc.privilege, privileged.Privilege)
+			_, status, msg := apperr.Public(err)
+			require.Equal(t, 502, status)
+			require.Equal(t, connectFailedMessage(t), msg)
+
+			err = g.CheckPostgres(ctx, dsn)
+			_, status, msg = apperr.Public(err)
+			require.Equal(t, 400, status, "%v", err)
+			require.Contains(t, msg, tc.privilege)
+			require.Contains(t, msg, "a data source's role must be a plain LOGIN role")
+		})
+	}
+	t.Run("a plain role", func(t *testing.T) {
+		t.Parallel()
+		dsn := privilegedRole(t, "", "", false)
+		err := selectVia(t, o, dsn)
+		require.NoError(t, err)
+		require.NoError(t, g.CheckPostgres(ctx, dsn))
+	})
 }

@@ -33,8 +33,8 @@ type Options struct {
 	// Allow lists networks a data source may reach although they are
 	// private, loopback or otherwise special (DATASOURCE_ALLOW_CIDRS).
 	Allow []netip.Prefix
-	// Platform is the platform database, which no data source may be, even
-	// inside Allow (IdentifyPlatform).
+	// Platform is the platform's Postgres server, which no data source may
+	// be, whatever database it names, even inside Allow (IdentifyPlatform).
 	Platform Platform
 	// ObserveFunc, when set, is told of every statement a source runs: its
 	// driver (the integration kind), its statement (metrics.Statement*),
@@ -93,6 +93,13 @@ func NewRegistry(box *crypt.Box, o Options) *Registry {
 // Guard is what the registry's connections may reach; the SQL tools connect
 // through the same (a data-source integration's DSN may serve either).
 func (r *Registry) Guard() Guard { return Guard{Allow: r.opts.Allow, Platform: r.opts.Platform} }
+
+// CheckPostgres refuses, as a 400 to show the admin when they save the
+// integration, a Postgres DSN every connection of the registry would refuse
+// once connected (Guard.CheckPostgres).
+func (r *Registry) CheckPostgres(ctx context.Context, dsn string) error {
+	return r.Guard().CheckPostgres(ctx, dsn)
+}
 
 // EnableSQLite lets the registry serve integrations of kind sqlite whose
 // DSN is one of files (paths on this host). Only the dev mode's seed does

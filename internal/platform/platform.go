@@ -281,7 +281,7 @@ func (p *Platform) buildTools() {
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime
 // verbs apply. Data sources reach public addresses and DataSourceAllow, never
-// the platform database; SQLite ones only the files the dev seed enables.
+// the platform's Postgres server; SQLite ones only the files the dev seed enables.
 func (p *Platform) buildDataAndLimits(ctx context.Context) error {
 	o := p.Options
 	platformDB, err := datasource.IdentifyPlatform(ctx, o.Store, o.Config.DatabaseURL)
@@ -332,7 +332,8 @@ func (p *Platform) buildAdmin() error {
 		Store: o.Store, Secrets: p.Secrets, Sessions: p.Sessions, Tokens: tokens, ReprioritiseFunc: task.Reprioritise,
 		// The data sources are built after the admin service (they need its
 		// secrets box) and before any request.
-		CheckSQLiteFunc: func(dsn string) error { return p.DataSources.CheckSQLite(dsn) },
+		CheckSQLiteFunc:   func(dsn string) error { return p.DataSources.CheckSQLite(dsn) },
+		CheckPostgresFunc: func(ctx context.Context, dsn string) error { return p.DataSources.CheckPostgres(ctx, dsn) },
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)

@@ -33,7 +33,7 @@ const (
 // Options configure a SQL tool's executor. Zero values take the defaults.
 type Options struct {
 	// Guard is what the tool's connections may reach: the data sources'
-	// own (DATASOURCE_ALLOW_CIDRS, never the platform database), since an
+	// own (DATASOURCE_ALLOW_CIDRS, never the platform's server), since an
 	// integration's DSN serves a binding and a SQL tool alike. The zero
 	// Guard reaches public addresses only.
 	Guard            datasource.Guard

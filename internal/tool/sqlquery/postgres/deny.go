@@ -2,10 +2,9 @@ package postgres
 
 import "strings"
 
-// Why a function is on the deny list. A READ ONLY transaction and a
-// SELECT-only role already stop most of these; the list refuses them before
-// anything reaches the database, with a message that says why, and covers
-// what neither stops.
+// Why a function is refused, for the functions known to be dangerous: the
+// allow list (allowedFunctions) refuses every function it does not name;
+// these say why for the ones a query is most likely to try.
 const (
 	whySession    = "acts on other sessions"
 	whySettings   = "changes server settings"
@@ -22,10 +21,12 @@ const (
 	whyStats      = "resets the server's statistics"
 	whyWAL        = "writes to the write-ahead log or replication state"
 	whyDump       = "dumps a whole schema or database"
+	whyTextSearch = "runs the SQL text of its argument, which this check never sees"
 )
 
-// deniedFunctions are refused by their unqualified name.
+// deniedFunctions say why these are refused, by their unqualified name.
 var deniedFunctions = map[string]string{
+	"ts_stat": whyTextSearch, "ts_rewrite": whyTextSearch,
 	"pg_terminate_backend": whySession, "pg_cancel_backend": whySession,
 	"pg_log_backend_memory_contexts": whySession,
 	"set_config":                     whySettings, "pg_reload_conf": whySettings,
@@ -43,7 +44,7 @@ var deniedFunctions = map[string]string{
 	"http":                     whyRemote,
 }
 
-// deniedPrefixes are refused as families.
+// deniedPrefixes say why these families are refused.
 var deniedPrefixes = []struct{ prefix, why string }{
 	{"dblink", whyRemote},             // dblink, dblink_exec, dblink_connect…
 	{"http_", whyRemote},              // the pgsql-http and pg_net extensions
@@ -62,7 +63,8 @@ var deniedPrefixes = []struct{ prefix, why string }{
 	{"schema_to_xml", whyDump},
 }
 
-// deniedFunction says why name is refused, or "" when it is not.
+// deniedFunction says why name is known to be dangerous, or "" when it is
+// not one of those.
 func deniedFunction(name string) string {
 	if why, ok := deniedFunctions[name]; ok {
 		return why

@@ -15,7 +15,9 @@ import (
 // nothing: no second statement; no INSERT, UPDATE, DELETE or MERGE anywhere
 // (a writable CTE included); no SELECT … INTO; no locking clause (FOR
 // UPDATE, FOR SHARE…); and no call, anywhere in the statement, of a
-// function on the deny list. The whole parse tree is walked as the parser's
+// function but the built-in ones on the allow list (allowedFunctions),
+// unqualified or in pg_catalog: a function of another schema, a quoted
+// name the list does not hold and a three-part name are refused alike. The whole parse tree is walked as the parser's
 // JSON, so a node nested where no one thought to look is still seen. A
 // refusal is a *sqlquery.Refused.
 func Check(query string) (sqlquery.Statement, error) {
@@ -96,10 +98,7 @@ func checkNode(key string, value any, st *sqlquery.Statement) error {
 	case key == "lockingClause":
 		return sqlquery.Refusef("must be read-only: %s locks rows", lockingName(value))
 	case key == "FuncCall":
-		name := functionName(value)
-		if reason := deniedFunction(name); reason != "" {
-			return sqlquery.Refusef("may not call %s(): it %s", name, reason)
-		}
+		return checkFunction(value)
 	case key == "ParamRef":
 		if m, ok := value.(map[string]any); ok {
 			if n, ok := m["number"].(json.Number); ok {
@@ -118,18 +117,45 @@ func isNodeType(key string) bool {
 	return key != "" && unicode.IsUpper(rune(key[0]))
 }
 
-// functionName is the unqualified, lower-case name of a FuncCall: the deny
-// list applies whatever schema the call names.
-func functionName(call any) string {
-	m, _ := call.(map[string]any)
-	parts, _ := m["funcname"].([]any)
+// checkFunction refuses a FuncCall of anything but an allowed built-in
+// function. Parts are as the parser gives them: unquoted names folded to
+// lower case, quoted ones as written ("PG_SLEEP" is not pg_sleep, and not
+// on the list either).
+func checkFunction(call any) error {
+	parts := functionName(call)
 	if len(parts) == 0 {
-		return ""
+		return sqlquery.Refusef("may not call a function the check cannot name")
 	}
-	last, _ := parts[len(parts)-1].(map[string]any)
-	str, _ := last["String"].(map[string]any)
-	name, _ := str["sval"].(string)
-	return strings.ToLower(name)
+	name := parts[len(parts)-1]
+	shown := strings.Join(parts, ".")
+	if reason := deniedFunction(strings.ToLower(name)); reason != "" {
+		return sqlquery.Refusef("may not call %s(): it %s", shown, reason)
+	}
+	if len(parts) > 2 || (len(parts) == 2 && parts[0] != "pg_catalog") {
+		return sqlquery.Refusef("may not call %s(): only built-in functions (unqualified or in pg_catalog) are allowed", shown)
+	}
+	if !allowedFunctions[name] {
+		return sqlquery.Refusef("may not call %s(): it is not one of the functions a read-only report may call "+
+			"(aggregates, window, math, string, date and time, JSON, array and cast functions)", shown)
+	}
+	return nil
+}
+
+// functionName is the parts of a FuncCall's name, as written.
+func functionName(call any) []string {
+	m, _ := call.(map[string]any)
+	list, _ := m["funcname"].([]any)
+	parts := make([]string, 0, len(list))
+	for _, p := range list {
+		node, _ := p.(map[string]any)
+		str, _ := node["String"].(map[string]any)
+		name, _ := str["sval"].(string)
+		if name == "" {
+			return nil
+		}
+		parts = append(parts, name)
+	}
+	return parts
 }
 
 // statementNames name the statements a refusal is most often about.

@@ -30,11 +30,15 @@ type Options = sqlquery.Options
 type Executor struct {
 	opts  Options
 	pools *sqlquery.Pools[*pgxpool.Pool]
+	// check is the gate a stored query passes before it runs: Check, but in
+	// the tests of the layers under it (the READ ONLY transaction, the
+	// reset), which need queries the gate refuses.
+	check func(query string) (sqlquery.Statement, error)
 }
 
 // New returns an executor that opens integration secrets with box.
 func New(box *crypt.Box, opts Options) *Executor {
-	e := &Executor{opts: opts.WithDefaults()}
+	e := &Executor{opts: opts.WithDefaults(), check: Check}
 	e.pools = sqlquery.NewPools(box, IntegrationKind, e.openPool, (*pgxpool.Pool).Close)
 	return e
 }
@@ -45,7 +49,7 @@ func (e *Executor) Close() { e.pools.Close() }
 // openPool builds a pool on dsn. It does not dial. The DSN keeps the data
 // sources' rules (one host, no unix socket, no file parameters) and every
 // connection goes through their guard: the addresses DATASOURCE_ALLOW_CIDRS
-// admits, never the platform database (datasource.Guard).
+// admits, never the platform's Postgres server (datasource.Guard).
 func (e *Executor) openPool(dsn string) (*pgxpool.Pool, error) {
 	cfg, err := e.opts.Guard.PostgresConfig(dsn)
 	if err != nil {
@@ -77,7 +81,7 @@ func (e *Executor) openPool(dsn string) (*pgxpool.Pool, error) {
 
 // Run implements tool.Executor.
 func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	query, args, err := sqlquery.Prepare(call, Check)
+	query, args, err := sqlquery.Prepare(call, e.check)
 	if err != nil {
 		return tool.Result{}, err
 	}

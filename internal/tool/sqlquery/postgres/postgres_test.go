@@ -31,7 +31,7 @@ func guardOf(t *testing.T) datasource.Guard {
 	t.Helper()
 	p, err := datasource.IdentifyPlatform(context.Background(), testkit.Tx(t), testkit.DatabaseURL())
 	require.NoError(t, err)
-	require.NotEmpty(t, p.Database)
+	require.NotEmpty(t, p.SystemID)
 	return datasource.Guard{Allow: loopback, Platform: p}
 }
 
@@ -46,7 +46,7 @@ type customerDB struct {
 
 func newCustomerDB(t *testing.T) *customerDB {
 	t.Helper()
-	dsn := testkit.DataSourceURL(t) // never the platform database, which the guard refuses
+	dsn := testkit.DataSourceURL(t) // never the platform's server, which the guard refuses
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
@@ -109,6 +109,16 @@ func newExecutor(t *testing.T, db *customerDB, opts postgres.Options) *postgres.
 	return ex
 }
 
+// newUngatedExecutor is newExecutor without the gate's function allow
+// list, for the tests of the layers under it.
+func newUngatedExecutor(t *testing.T, db *customerDB, opts postgres.Options) *postgres.Executor {
+	t.Helper()
+	opts.Guard = guardOf(t)
+	ex := postgres.NewUngated(db.box, opts)
+	t.Cleanup(ex.Close)
+	return ex
+}
+
 func runTable(t *testing.T, ex *postgres.Executor, c tool.Call) sqlquery.Table {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -146,8 +156,9 @@ func TestQueryReturnsRows(t *testing.T) {
 func TestTransactionIsReadOnlyAndRolledBack(t *testing.T) {
 	t.Parallel()
 	db := newCustomerDB(t)
-	// One connection, so every run lands on the same backend.
-	ex := newExecutor(t, db, postgres.Options{MaxConns: 1, StatementTimeout: 7 * time.Second, LockTimeout: 3 * time.Second})
+	// One connection, so every run lands on the same backend. The gate
+	// refuses these queries' functions; what stands under it is tested here.
+	ex := newUngatedExecutor(t, db, postgres.Options{MaxConns: 1, StatementTimeout: 7 * time.Second, LockTimeout: 3 * time.Second})
 
 	table := runTable(t, ex, db.call(`SELECT current_setting('transaction_read_only') AS ro,
 		current_setting('statement_timeout') AS statement_timeout, current_setting('lock_timeout') AS lock_timeout,
@@ -191,6 +202,9 @@ func TestQueryErrors(t *testing.T) {
 	}{
 		{"stored write", "DELETE FROM cust_invoices", `{}`, apperr.Forbidden, "the configured query must be a SELECT or WITH statement, not DELETE"},
 		{"stored denied call", "SELECT pg_sleep(1)", `{}`, apperr.Forbidden, "may not call pg_sleep()"},
+		// Issue 23 MEDIUM 1 at run time: refused before the database sees it.
+		{"stored ts_stat", "SELECT * FROM ts_stat($$SELECT pg_catalog.set_config('statement_timeout', '0', false)::tsvector$$)", `{}`, apperr.Forbidden, "may not call ts_stat()"},
+		{"stored function of the customer's", "SELECT cust_leave_traces()", `{}`, apperr.Forbidden, "may not call cust_leave_traces()"},
 		{"too few args", "SELECT * FROM cust_invoices WHERE id = $1", `{}`, apperr.Invalid, "takes 1 argument(s) in input.args, got 0"},
 		{"too many args", "SELECT 1", `{"args":[1]}`, apperr.Invalid, "takes 0 argument(s)"},
 		{"object arg", "SELECT $1::text", `{"args":[{"a":1}]}`, apperr.Invalid, "input.args[0] must be a string, number, boolean or null"},
@@ -264,7 +278,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 // TestConnectionsGoThroughTheGuard: the tool connects through the data
-// sources' guard (DATASOURCE_ALLOW_CIDRS, never the platform database),
+// sources' guard (DATASOURCE_ALLOW_CIDRS, never the platform's server),
 // and every failure to connect is the one answer a data source gives.
 func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	t.Parallel()
@@ -291,7 +305,7 @@ func TestConnectionsGoThroughTheGuard(t *testing.T) {
 	// The platform's own database, even with its address allowed: every
 	// workspace's tokens are there.
 	err = connectFailed(t, allowed, testkit.DatabaseURL())
-	require.ErrorIs(t, err, datasource.ErrPlatformDatabase)
+	require.ErrorIs(t, err, datasource.ErrPlatformServer)
 	// Nothing listening, and a server that refuses the login: the same answer.
 	connectFailed(t, allowed, "postgres://u:p@127.0.0.1:1/db")
 	u, err := url.Parse(db.dsn)
@@ -322,7 +336,7 @@ func TestConnectionsGoThroughTheGuard(t *testing.T) {
 func TestRotatedSecretsOpenANewPool(t *testing.T) {
 	t.Parallel()
 	db := newCustomerDB(t)
-	ex := newExecutor(t, db, postgres.Options{})
+	ex := newUngatedExecutor(t, db, postgres.Options{}) // current_schema() is no report function
 	table := runTable(t, ex, db.call("SELECT current_schema()", `{}`))
 	u, err := url.Parse(db.dsn)
 	require.NoError(t, err)
