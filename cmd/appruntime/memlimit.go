@@ -12,7 +12,7 @@ import (
 // CSV_CACHE_MB: the process's own heap, its jobs' buffers and the parse's
 // garbage (encoding/csv's strings of each record), so that the garbage
 // collector runs before the heap doubles past the cache.
-const WorkerMemoryHeadroom = 96 << 20
+const WorkerMemoryHeadroom = 64 << 20
 
 // setWorkerMemoryLimit sets the worker's soft memory limit (GOMEMLIMIT) to
 // cacheBytes plus WorkerMemoryHeadroom unless the operator set GOMEMLIMIT,
@@ -24,6 +24,6 @@ func setWorkerMemoryLimit(log *slog.Logger, cfg *config.Config) int64 {
 	}
 	limit := cfg.Tools.CSVCacheBytes + WorkerMemoryHeadroom
 	debug.SetMemoryLimit(limit)
-	log.Info("worker memory limit", "gomemlimit_mib", limit>>20, "from", "CSV_CACHE_MB + 96 MiB")
+	log.Info("worker memory limit", "gomemlimit_mib", limit>>20, "from", "CSV_CACHE_MB + 64 MiB")
 	return limit
 }

@@ -25,8 +25,8 @@ func TestWorkerMemoryLimitFollowsTheCSVCache(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
 	debug.SetMemoryLimit(math.MaxInt64)
-	require.EqualValues(t, 352<<20, setWorkerMemoryLimit(log, cfg))
-	require.EqualValues(t, 352<<20, debug.SetMemoryLimit(-1))
+	require.EqualValues(t, 320<<20, setWorkerMemoryLimit(log, cfg))
+	require.EqualValues(t, 320<<20, debug.SetMemoryLimit(-1))
 
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
