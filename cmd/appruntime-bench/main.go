@@ -105,6 +105,8 @@ type options struct {
 	run         runOptions
 	reviewTasks int // parked tasks of the review queue phase; 0 skips it
 	docBombs    int // bombs of each kind previewed at once in the document phase; 0 skips it
+	csvFiles    int // large CSV files looked up at once in the CSV phase; 0 skips it
+	csvCacheMB  int // the worker's CSV_CACHE_MB
 	reviewers   int
 	workerDebug string // DEBUG_ADDR of the worker process (pprof); empty: none
 	baseDebug   string // pprof address of the baseline process; empty: none
@@ -135,6 +137,8 @@ func run(args []string) error {
 	fs.IntVar(&o.run.servers, "worker-servers", 4, "asynq servers the worker shares its lookup concurrency among (WORKER_SERVERS_LOOKUP)")
 	fs.DurationVar(&o.run.checkInterval, "check-interval", config.DefaultTaskCheckInterval, "asynq task check interval of the worker and of the raw server")
 	fs.IntVar(&o.docBombs, "doc-bombs", 4, "PDF and XLSX bombs of each kind previewed at once in the document phase (0 skips it)")
+	fs.IntVar(&o.csvFiles, "csv-files", 6, "49 MiB CSV files looked up at once through /run in the CSV phase, as soon as the worker starts (0 skips it)")
+	fs.IntVar(&o.csvCacheMB, "csv-cache-mb", 256, "the worker's CSV_CACHE_MB")
 	fs.IntVar(&o.reviewTasks, "review-tasks", 100000, "parked tasks of the review queue phase (0 skips it)")
 	fs.IntVar(&o.reviewers, "reviewers", 16, "concurrent reviewers of the review queue phase")
 	if err := fs.Parse(args); err != nil {
@@ -175,13 +179,21 @@ func run(args []string) error {
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+o.redisURL, "SECRETS_KEY="+key,
 		"SESSION_KEYS=bench:"+key, "API_ADDR="+apiAddr, "LOG_LEVEL=error", "PUBLIC_API_URL=http://"+apiAddr,
 		"DATASOURCE_ALLOW_CIDRS=127.0.0.0/8,::1/128", "OUTBOUND_ALLOW_CIDRS=127.0.0.0/8",
-		"SURFACE_RATE_PER_SECOND=1000000", "SURFACE_BURST=1000000", "LOOKUP_CONCURRENCY="+strconv.Itoa(o.concurrency))
+		"SURFACE_RATE_PER_SECOND=1000000", "SURFACE_BURST=1000000", "LOOKUP_CONCURRENCY="+strconv.Itoa(o.concurrency),
+		// One workspace is the bench's whole load: its share of the lookup
+		// queue is all of it, so the CSV phase's lookups all start at once.
+		"WORKER_SHARE_LOOKUP="+strconv.Itoa(o.run.workers))
 	if out, err := command(ctx, o.appruntime, env, "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %v\n%s", err, out)
 	}
-	fx, err := seed(ctx, dbURL, dataURL, upstreamURL, []byte("appruntime-bench-key-0123456789ab"))
+	fx, err := seed(ctx, dbURL, dataURL, upstreamURL, []byte("appruntime-bench-key-0123456789ab"), o.csvFiles)
 	if err != nil {
 		return err
+	}
+	if o.csvFiles > 0 && o.run.trips > 0 {
+		if err := uploadCSVFiles(ctx, dbURL, []byte("appruntime-bench-key-0123456789ab"), fx.taskID, o.csvFiles); err != nil {
+			return err
+		}
 	}
 
 	api := command(ctx, o.appruntime, env, "api")
@@ -201,7 +213,7 @@ func run(args []string) error {
 	startWorker := func() (*exec.Cmd, error) {
 		w := command(ctx, o.appruntime, append(env, "WORKER_QUEUES=lookup", "WORKER_CONCURRENCY_LOOKUP="+strconv.Itoa(o.run.workers),
 			"WORKER_SERVERS_LOOKUP="+strconv.Itoa(o.run.servers),
-			"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug), "worker")
+			"WORKER_TASK_CHECK_INTERVAL="+o.run.checkInterval.String(), "DEBUG_ADDR="+o.workerDebug, "CSV_CACHE_MB="+strconv.Itoa(o.csvCacheMB)), "worker")
 		w.Stdout, w.Stderr = os.Stderr, os.Stderr
 		return w, w.Start()
 	}
@@ -386,6 +398,12 @@ func finishWithRun(ctx context.Context, o options, apiAddr string, startWorker f
 			return err
 		}
 	}
+	if o.csvFiles > 0 {
+		// First, so that the worker's peak RSS is the CSV files'.
+		if err := csvPhase(apiAddr, worker.Process.Pid, tokens, o.csvFiles, o.csvCacheMB); err != nil {
+			return err
+		}
+	}
 	overhead, err := runPhase(ctx, o.run, rc, apiAddr, tokens, fx)
 	if err != nil {
 		return err
@@ -522,7 +540,7 @@ const runSurfaces = 128
 // seed creates the platform rows (tenant, data-source integration, binding
 // with a one-row read and a one-row write, app tool, task, step) in the
 // bench database and the data table in the data database.
-func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []byte) (fixture, error) {
+func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []byte, csvFiles int) (fixture, error) {
 	data, err := store.Open(ctx, dataURL, store.Options{MaxOpenConns: 2})
 	if err != nil {
 		return fixture{}, err
@@ -561,6 +579,8 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		Capabilities: []string{"file_preview"},
 		Tools:        []bindingspec.Tool{{Op: "lookup", Tool: "bench lookup", Params: []string{"match_criteria", "return_columns"}, Record: new(false)}},
 	}
+	csvToolRows, csvOps := csvTools(ws.ID, agent.ID, csvFiles)
+	spec.Tools = append(spec.Tools, csvOps...)
 	lookup := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, DisplayName: "bench lookup",
 		BaseTool: models.BaseCSVLookup, Config: models.MustJSON(map[string]any{"file_name": "bench.csv"})}
 	b := models.Binding{ID: models.NewID(), WorkspaceID: ws.ID, Name: "bench", BindingKind: bindingspec.KindPostgres,
@@ -570,7 +590,11 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		BaseTool: models.BaseAppTool, BundleID: &bundle.ID, BindingID: &b.ID}
 	task := models.Task{ID: models.NewID(), WorkspaceID: ws.ID, AgentID: agent.ID, Status: models.TaskRunning}
 	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, ConfiguredToolID: &tool.ID, Status: models.StepCompleted}
-	for _, row := range []any{&ws, &user, &agent, &integ, &b, &bundle, &tool, &lookup, &task, &step} {
+	created := []any{&ws, &user, &agent, &integ, &b, &bundle, &tool, &lookup, &task, &step}
+	for i := range csvToolRows {
+		created = append(created, &csvToolRows[i])
+	}
+	for _, row := range created {
 		if err := db.Create(row).Error; err != nil {
 			return fixture{}, fmt.Errorf("seed %T: %w", row, err)
 		}

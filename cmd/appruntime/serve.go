@@ -59,6 +59,7 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	return withPlatform(ctx, config.RoleWorker, func(p *platform.Platform) error {
 		startDebug(p.Log, p.Config.DebugAddr)
+		setWorkerMemoryLimit(p.Log, p.Config)
 		if only != nil {
 			p.Config.WorkerQueues = only
 		}

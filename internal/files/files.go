@@ -240,6 +240,16 @@ func (s *Service) Open(ctx context.Context, taskID, fileID string) (models.File,
 	return f, data, err
 }
 
+// Reader returns a reader of f's bytes that never holds them whole
+// (storage.Store.Open); missing bytes are an internal error, as in Content.
+func (s *Service) Reader(ctx context.Context, f models.File) (io.ReadCloser, error) {
+	r, err := s.blobs.Open(ctx, f.StorageKey)
+	if err != nil {
+		return nil, fmt.Errorf("files: the bytes of file %s (%s) are unreadable: %v", f.ID, f.StorageKey, err)
+	}
+	return r, nil
+}
+
 // Content returns the bytes of f. Bytes missing from the blob store while
 // the row exists are an internal error (storage lost them), not a 404, so
 // the blob store's error is formatted (%v), not wrapped: its not_found code

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -177,6 +178,24 @@ func (d *Dir) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("storage: get %s: %w", key, err)
 	}
 	return data, nil
+}
+
+// Open implements Store.
+func (d *Dir) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := d.root.Open(key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, apperr.NotFoundf("blob %s not found", key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", key, err)
+	}
+	return f, nil
 }
 
 // Delete implements Store. Empty directories are left in place: another

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"gorm.io/gorm"
 
@@ -55,6 +56,15 @@ func (l *Layered) Get(ctx context.Context, key string) ([]byte, error) {
 		return data, err
 	}
 	return l.Older.Get(ctx, key)
+}
+
+// Open implements Store.
+func (l *Layered) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	r, err := l.Primary.Open(ctx, key)
+	if !apperr.Is(err, apperr.NotFound) {
+		return r, err
+	}
+	return l.Older.Open(ctx, key)
 }
 
 // Delete implements Store: the key is removed from both, so an old copy

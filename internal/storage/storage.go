@@ -5,8 +5,10 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"gorm.io/gorm"
@@ -26,6 +28,9 @@ type Store interface {
 	Put(ctx context.Context, key, contentType string, data []byte) error
 	// Get returns the bytes under key, or an apperr not_found error.
 	Get(ctx context.Context, key string) ([]byte, error)
+	// Open returns a reader of the bytes under key that never holds them
+	// whole (at most ChunkBytes at a time), or an apperr not_found error.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
 	// Delete removes key; deleting an absent key is not an error.
 	Delete(ctx context.Context, key string) error
 }
@@ -72,6 +77,64 @@ func (d *Database) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	return row.Content, nil
 }
+
+// ChunkBytes is the most a Database reader holds of a blob at a time.
+const ChunkBytes = 1 << 20
+
+// Open implements Store: the blob is read ChunkBytes at a time, each chunk
+// one query (substr works on bytea in Postgres and on a blob in SQLite).
+func (d *Database) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	r := &chunkReader{ctx: ctx, db: d.db, key: key}
+	if err := r.fill(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// chunkReader reads a database blob a chunk at a time.
+type chunkReader struct {
+	ctx   context.Context
+	db    *gorm.DB
+	key   string
+	next  int64 // offset of the next chunk, from 0
+	chunk []byte
+	done  bool
+}
+
+// fill reads the next chunk; a chunk shorter than ChunkBytes is the last.
+func (r *chunkReader) fill() error {
+	var chunk []byte
+	err := r.db.WithContext(r.ctx).Raw("SELECT substr(content, ?, ?) FROM blobs WHERE key = ?", r.next+1, ChunkBytes, r.key).Row().Scan(&chunk)
+	if errors.Is(err, sql.ErrNoRows) {
+		if r.next == 0 {
+			return apperr.NotFoundf("blob %s not found", r.key)
+		}
+		return fmt.Errorf("storage: read %s: the blob went away while it was read", r.key)
+	}
+	if err != nil {
+		return fmt.Errorf("storage: read %s: %w", r.key, err)
+	}
+	r.chunk = chunk
+	r.next += int64(len(r.chunk))
+	r.done = len(r.chunk) < ChunkBytes
+	return nil
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.chunk) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		if err := r.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, r.chunk)
+	r.chunk = r.chunk[n:]
+	return n, nil
+}
+
+func (r *chunkReader) Close() error { return nil }
 
 // Delete implements Store.
 func (d *Database) Delete(ctx context.Context, key string) error {

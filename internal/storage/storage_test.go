@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,17 @@ func TestStoreContract(t *testing.T) {
 			got, err = blobs.Get(ctx, "bundles/a/2")
 			require.NoError(t, err)
 			require.True(t, bytes.Equal(big, got), "4 MiB of binary round-trips")
+			for _, data := range [][]byte{big, append(big, 7)} { // whole chunks, and one byte more
+				require.NoError(t, blobs.Put(ctx, "bundles/a/3", "application/octet-stream", data))
+				r, err := blobs.Open(ctx, "bundles/a/3")
+				require.NoError(t, err)
+				got, err = io.ReadAll(r)
+				require.NoError(t, err)
+				require.NoError(t, r.Close())
+				require.True(t, bytes.Equal(data, got), "Open streams the %d bytes back", len(data))
+			}
+			_, err = blobs.Open(ctx, "bundles/none/1")
+			require.True(t, apperr.Is(err, apperr.NotFound), "absent key: %v", err)
 
 			require.NoError(t, blobs.Put(ctx, "bundles/a/1", "text/html", []byte("<p>replaced</p>")))
 			got, err = blobs.Get(ctx, "bundles/a/1")

@@ -1,7 +1,6 @@
 package toolrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,15 +49,12 @@ func (a *AgentFiles) newest(ctx context.Context, t *models.ConfiguredTool, name 
 	return csvlookup.FileRef{ID: f.ID, Version: f.ID}, nil
 }
 
-// Open implements csvlookup.Files.
+// Open implements csvlookup.Files: the file streams from storage, never
+// held whole.
 func (a *AgentFiles) Open(ctx context.Context, ref csvlookup.FileRef) (io.ReadCloser, error) {
 	var f models.File
 	if err := a.Store.DB.WithContext(ctx).Where("id = ?", ref.ID).Take(&f).Error; err != nil {
 		return nil, fmt.Errorf("toolrun: load file %s: %w", ref.ID, err)
 	}
-	data, err := a.Files.Content(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return io.NopCloser(bytes.NewReader(data)), nil
+	return a.Files.Reader(ctx, f)
 }

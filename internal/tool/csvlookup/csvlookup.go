@@ -3,6 +3,7 @@ package csvlookup
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -32,10 +33,10 @@ const (
 	// DefaultMaxFileBytes is the largest CSV file indexed.
 	DefaultMaxFileBytes = 64 << 20
 	// DefaultCacheBytes bounds the memory the parsed files and their
-	// indexes may take, estimated.
+	// indexes take, the parses and index builds in flight included.
 	DefaultCacheBytes = 256 << 20
-	// MaxParses bounds the files parsed at once, so that concurrent lookups
-	// on many files cannot multiply the memory a parse takes.
+	// MaxParses bounds the files read at once; each parse also reserves
+	// its table's size against the cache's budget before it allocates it.
 	MaxParses = 2
 )
 
@@ -92,13 +93,17 @@ type Stats struct {
 	FilesParsed int64
 	// ColumnsIndexed counts columns indexed, over all versions.
 	ColumnsIndexed int64
-	// CachedBytes estimates the memory the cached versions take now.
+	// CachedBytes is the memory the cached versions take now, as allocated.
 	CachedBytes int64
+	// PeakBytes is the most the cached versions and the parses and index
+	// builds in flight have held together; never more than CacheBytes.
+	PeakBytes int64
 }
 
 // Stats returns the counts so far.
 func (e *Executor) Stats() Stats {
-	return Stats{FilesParsed: e.parsed.Load(), ColumnsIndexed: e.indexed.Load(), CachedBytes: e.cache.bytes()}
+	used, peak := e.cache.bytes()
+	return Stats{FilesParsed: e.parsed.Load(), ColumnsIndexed: e.indexed.Load(), CachedBytes: used, PeakBytes: peak}
 }
 
 // settings is a csv_lookup_tool's stored config. matching_strategy is
@@ -149,6 +154,9 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		return tool.Result{}, err
 	}
 	out, err := t.lookup(criteria, in.ReturnColumns, &e.indexed)
+	if errors.Is(err, errOverBudget) {
+		return tool.Result{}, tool.Failf("the CSV file %q with its index needs more than the %d MiB this tool may keep parsed (CSV_CACHE_MB)", cfg.FileName, e.opts.CacheBytes>>20)
+	}
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -226,32 +234,60 @@ func (e *Executor) table(ctx context.Context, ref FileRef, name string) (*table,
 	return v.(*table), nil
 }
 
-// parse reads and parses one version as it streams in, never holding the
-// file's bytes whole; the parsed table may take at most the cache's budget.
+// parse reads one version twice as it streams in, never holding the
+// file's bytes whole: first to measure the table it makes, whose size is
+// then reserved against the cache's budget (a file that cannot fit is the
+// tool's error, before anything is allocated), then to fill that table's
+// arena, sized once. The table returned holds its reservation; put or
+// release hands it back.
 func (e *Executor) parse(ctx context.Context, ref FileRef, name string) (*table, error) {
 	e.parses <- struct{}{}
 	defer func() { <-e.parses }()
-	rc, err := e.files.Open(ctx, ref)
-	if apperr.Is(err, apperr.NotFound) {
-		return nil, tool.Failf("the CSV file %q is not available yet", name)
-	}
+	var sh shape
+	err := e.read(ctx, ref, name, func(in io.Reader) (err error) {
+		sh, err = measure(in)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	in := &countingReader{r: io.LimitReader(rc, e.opts.MaxFileBytes+1)}
-	t, err := parseTable(in, e.opts.CacheBytes)
-	switch {
-	case in.n > e.opts.MaxFileBytes:
-		return nil, tool.Failf("the CSV file %q is larger than %d MiB, the most this tool indexes", name, e.opts.MaxFileBytes>>20)
-	case errors.Is(err, errOverBudget):
-		return nil, tool.Failf("the CSV file %q needs more than the %d MiB this tool may keep parsed (CSV_CACHE_MB)", name, e.opts.CacheBytes>>20)
-	case in.err != nil:
-		return nil, fmt.Errorf("csvlookup: read %s: %w", name, in.err)
-	case err != nil:
-		return nil, tool.Failf("the CSV file %q cannot be read: %v", name, err)
+	if err := e.cache.reserve(sh.bytes()); errors.Is(err, errOverBudget) {
+		return nil, tool.Failf("the CSV file %q needs %d MiB parsed, more than the %d MiB this tool may keep parsed (CSV_CACHE_MB)", name, sh.bytes()>>20, e.opts.CacheBytes>>20)
+	}
+	var t *table
+	err = e.read(ctx, ref, name, func(in io.Reader) (err error) {
+		t, err = parseTable(in, sh)
+		return err
+	})
+	if err != nil {
+		e.cache.release(sh.bytes())
+		return nil, err
 	}
 	return t, nil
+}
+
+// read opens a version and passes its bytes, at most MaxFileBytes of them,
+// to use, sorting what goes wrong into the tool's errors and the platform's.
+func (e *Executor) read(ctx context.Context, ref FileRef, name string, use func(io.Reader) error) error {
+	rc, err := e.files.Open(ctx, ref)
+	if apperr.Is(err, apperr.NotFound) {
+		return tool.Failf("the CSV file %q is not available yet", name)
+	}
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	in := &countingReader{r: io.LimitReader(rc, e.opts.MaxFileBytes+1)}
+	err = use(in)
+	switch {
+	case in.n > e.opts.MaxFileBytes:
+		return tool.Failf("the CSV file %q is larger than %d MiB, the most this tool indexes", name, e.opts.MaxFileBytes>>20)
+	case in.err != nil:
+		return fmt.Errorf("csvlookup: read %s: %w", name, in.err)
+	case err != nil:
+		return tool.Failf("the CSV file %q cannot be read: %v", name, err)
+	}
+	return nil
 }
 
 // countingReader counts the bytes read through it and keeps the reader's
@@ -271,8 +307,64 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// errOverBudget is parseTable's answer for a table larger than its budget.
-var errOverBudget = errors.New("the parsed file is larger than its budget")
+// errOverBudget is the cache's answer to a reservation larger than its
+// whole budget.
+var errOverBudget = errors.New("larger than the whole budget")
+
+// errShapeChanged is parseTable's answer for a file that holds more than
+// measure found: files never change once stored, so it is not expected.
+var errShapeChanged = errors.New("it changed while it was read")
+
+// shape bounds the table a file parses into, measured by one pass over its
+// bytes that allocates nothing.
+type shape struct {
+	text  int64 // bytes of cell text: the file less its separators
+	cells int64 // cells, the header's included
+	rows  int64 // records, the header's included
+}
+
+// bytes is the table's allocated size.
+func (s shape) bytes() int64 { return s.text + 4*s.cells + 4*(s.rows+1) }
+
+// measure reads a CSV and bounds its table. Outside quotes every comma ends
+// a cell and every newline a record, and neither is cell text; inside
+// quotes both are text. A quote toggles between the two: in a file
+// encoding/csv accepts, quotes inside a quoted cell come in pairs, and a
+// file it refuses is refused by the parse that follows.
+func measure(in io.Reader) (shape, error) {
+	var (
+		buf      [64 << 10]byte
+		size     int64
+		commas   int64
+		newlines int64
+		quoted   bool
+	)
+	for {
+		n, err := in.Read(buf[:])
+		size += int64(n)
+		for _, c := range buf[:n] {
+			switch c {
+			case '"':
+				quoted = !quoted
+			case ',':
+				if !quoted {
+					commas++
+				}
+			case '\n':
+				if !quoted {
+					newlines++
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return shape{}, err
+		}
+	}
+	return shape{text: size - commas - newlines, cells: commas + newlines + 1, rows: newlines + 1}, nil
+}
 
 // table is one parsed file version, laid out without pointers so that a
 // cache of large files costs the garbage collector nothing to scan: every
@@ -284,31 +376,40 @@ type table struct {
 	ends    []uint32       // ends[i] is where cell i ends in data
 	rowAt   []uint32       // row r's cells are rowAt[r] ≤ i < rowAt[r+1]
 	seed    maphash.Seed
-	size    int64 // estimated bytes, indexes included
+	size    int64 // allocated bytes, indexes included
 
-	// grew, set by the cache before the table is used, is told the
-	// estimated size of each index built.
-	grew func(delta int64)
+	// reserve and grew, set by the cache before the table is used, take
+	// an index's size from the cache's budget before it is built and add
+	// it to the table's once it is.
+	reserve func(n int64) error
+	grew    func(delta int64)
 
 	mu      sync.Mutex
 	indexes map[int]*index // by column
 }
 
-// index maps a hash of a column's value to the rows holding it, in row
-// order: rows[at.start : at.start+at.n]. Rows are compared cell by cell
-// afterwards, so a collision costs a comparison, never a wrong answer.
+// index is a column's cells' hashes with their rows, sorted by hash then
+// row: the rows holding a value are one run of it, found by binary search.
+// Rows are compared cell by cell afterwards, so a collision costs a
+// comparison, never a wrong answer. It is one allocation of indexEntrySize
+// bytes a row, without pointers.
 type index struct {
-	spans map[uint64]span
-	rows  []int32
+	entries []indexEntry
 }
 
-type span struct{ start, n uint32 }
+type indexEntry struct {
+	hash uint64
+	row  int32
+}
 
-// parseTable parses a CSV whose first record is its header, read from in.
-// Rows may be shorter or longer than the header (missing cells are empty).
-// Past budget bytes of table (capacity, as allocated) it stops with
-// errOverBudget.
-func parseTable(in io.Reader, budget int64) (*table, error) {
+// indexEntrySize is an indexEntry's size, padding included.
+const indexEntrySize = 16
+
+// parseTable parses a CSV whose first record is its header, read from in,
+// into a table of the shape measure found: its arena and offsets are
+// allocated once, at that size, and never copied. Rows may be shorter or
+// longer than the header (missing cells are empty).
+func parseTable(in io.Reader, sh shape) (*table, error) {
 	br := bufio.NewReaderSize(in, 64<<10)
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) { // a UTF-8 byte order mark
 		_, _ = br.Discard(3)
@@ -322,7 +423,8 @@ func parseTable(in io.Reader, budget int64) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &table{header: header, columns: map[string]int{}, seed: maphash.MakeSeed(), indexes: map[int]*index{}}
+	t := &table{header: header, columns: map[string]int{}, seed: maphash.MakeSeed(), indexes: map[int]*index{},
+		ends: make([]uint32, 0, sh.cells), rowAt: make([]uint32, 0, sh.rows+1), size: sh.bytes()}
 	for i, h := range header {
 		if _, dup := t.columns[h]; !dup {
 			t.columns[h] = i
@@ -330,11 +432,9 @@ func parseTable(in io.Reader, budget int64) (*table, error) {
 	}
 	r.ReuseRecord = true
 	var text strings.Builder
+	text.Grow(int(sh.text))
 	t.rowAt = append(t.rowAt, 0)
 	for {
-		if int64(text.Cap())+4*int64(cap(t.ends))+4*int64(cap(t.rowAt)) > budget {
-			return nil, errOverBudget
-		}
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -342,21 +442,19 @@ func parseTable(in io.Reader, budget int64) (*table, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(t.ends)+len(rec) > cap(t.ends) || len(t.rowAt) == cap(t.rowAt) {
+			return nil, errShapeChanged
+		}
 		for _, c := range rec {
+			if int64(text.Len()+len(c)) > sh.text {
+				return nil, errShapeChanged
+			}
 			text.WriteString(c)
 			t.ends = append(t.ends, uint32(text.Len()))
 		}
 		t.rowAt = append(t.rowAt, uint32(len(t.ends)))
 	}
-	// The arena and offsets keep their capacity (a doubling may have left
-	// half of it unused), so they are copied to their length.
-	t.data = strings.Clone(text.String())
-	t.ends = slices.Clip(slices.Clone(t.ends))
-	t.rowAt = slices.Clip(slices.Clone(t.rowAt))
-	t.size = int64(len(t.data)) + 4*int64(len(t.ends)) + 4*int64(len(t.rowAt))
-	if t.size > budget {
-		return nil, errOverBudget
-	}
+	t.data = text.String()
 	return t, nil
 }
 
@@ -395,47 +493,49 @@ func (t *table) cell(row, col int) string {
 	return t.data[start:t.ends[i]]
 }
 
-// index returns the index of column col, building it on first use.
-func (t *table) index(col int, built *atomic.Int64) *index {
+// index returns the index of column col, building it on first use once
+// its size is reserved against the cache's budget.
+func (t *table) index(col int, built *atomic.Int64) (*index, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if idx, ok := t.indexes[col]; ok {
-		return idx
+		return idx, nil
 	}
 	n := t.rowCount()
-	hashes := make([]uint64, n)
-	counts := make(map[uint64]uint32)
+	size := indexEntrySize * int64(n)
+	if t.reserve != nil {
+		if err := t.reserve(size); err != nil {
+			return nil, err
+		}
+	}
+	idx := &index{entries: make([]indexEntry, n)}
 	for r := range n {
-		hashes[r] = maphash.String(t.seed, t.cell(r, col))
-		counts[hashes[r]]++
+		idx.entries[r] = indexEntry{hash: maphash.String(t.seed, t.cell(r, col)), row: int32(r)}
 	}
-	idx := &index{spans: make(map[uint64]span, len(counts)), rows: make([]int32, n)}
-	next := uint32(0)
-	for h, c := range counts {
-		idx.spans[h] = span{start: next}
-		next += c
-	}
-	for r, h := range hashes {
-		sp := idx.spans[h]
-		idx.rows[sp.start+sp.n] = int32(r)
-		sp.n++
-		idx.spans[h] = sp
-	}
+	slices.SortFunc(idx.entries, func(a, b indexEntry) int {
+		if c := cmp.Compare(a.hash, b.hash); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
+	})
 	t.indexes[col] = idx
 	built.Add(1)
 	if t.grew != nil {
-		t.grew(4*int64(n) + 32*int64(len(idx.spans))) // rows, and the map's slots with their overhead
+		t.grew(size)
 	}
-	return idx
+	return idx, nil
 }
 
-// candidates are the rows whose cell in the index's column may hold value.
-func (idx *index) candidates(seed maphash.Seed, value string) []int32 {
-	sp, ok := idx.spans[maphash.String(seed, value)]
-	if !ok {
-		return nil
+// candidates are the entries whose cell in the index's column may hold
+// value, in row order.
+func (idx *index) candidates(seed maphash.Seed, value string) []indexEntry {
+	h := maphash.String(seed, value)
+	i, _ := slices.BinarySearchFunc(idx.entries, h, func(e indexEntry, h uint64) int { return cmp.Compare(e.hash, h) })
+	j := i
+	for j < len(idx.entries) && idx.entries[j].hash == h {
+		j++
 	}
-	return idx.rows[sp.start : sp.start+sp.n]
+	return idx.entries[i:j]
 }
 
 // lookup returns the rows matching every criterion, with returnColumns (all
@@ -462,15 +562,20 @@ func (t *table) lookup(criteria []criterion, returnColumns []string, built *atom
 	}
 	// Start from the criterion with the fewest candidate rows, then check
 	// every criterion cell by cell.
-	var candidates []int32
+	var candidates []indexEntry
 	for i, c := range criteria {
-		rows := t.index(cols[i], built).candidates(t.seed, c.value)
+		idx, err := t.index(cols[i], built)
+		if err != nil {
+			return output{}, err
+		}
+		rows := idx.candidates(t.seed, c.value)
 		if i == 0 || len(rows) < len(candidates) {
 			candidates = rows
 		}
 	}
 	out := output{Rows: []map[string]string{}}
-	for _, r := range candidates {
+	for _, e := range candidates {
+		r := e.row
 		if !t.matches(int(r), criteria, cols) {
 			continue
 		}

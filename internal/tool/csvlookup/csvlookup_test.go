@@ -167,7 +167,7 @@ func TestEachVersionIsParsedAndIndexedOnce(t *testing.T) {
 		_, err := run(t, ex, "vendors.csv", `{"match_criteria":{"name":"Initech","country":"DE"}}`)
 		require.NoError(t, err)
 	}
-	require.EqualValues(t, 1, fs.opens.Load(), "one read of the file for 25 lookups")
+	require.EqualValues(t, 2, fs.opens.Load(), "one file measured and parsed once for 25 lookups")
 	stats := ex.Stats()
 	require.EqualValues(t, 1, stats.FilesParsed)
 	require.EqualValues(t, 2, stats.ColumnsIndexed, "name and country, each indexed once")
@@ -238,7 +238,7 @@ func TestCacheStaysWithinItsBudget(t *testing.T) {
 	require.Equal(t, 2*one, ex.Stats().CachedBytes)
 
 	// A file whose parse does not fit the whole budget is the tool's error,
-	// found while it streams in.
+	// found before its table is allocated.
 	small := csvlookup.New(fs, csvlookup.Options{CacheBytes: one / 4})
 	_, err := run(t, small, "f3.csv", `{"match_criteria":{"id":"1"}}`)
 	f, ok := tool.AsFailure(err)
@@ -246,6 +246,7 @@ func TestCacheStaysWithinItsBudget(t *testing.T) {
 	require.Contains(t, f.Message, "may keep parsed (CSV_CACHE_MB)")
 	require.Zero(t, small.Stats().FilesParsed)
 	require.Zero(t, small.Stats().CachedBytes)
+	require.Zero(t, small.Stats().PeakBytes, "refused before anything was reserved")
 }
 
 // benchmarkRows is the size of the file the benchmark looks up in.
@@ -313,4 +314,42 @@ func BenchmarkLookup(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestConcurrentParsesStayWithinTheBudget looks up six files at once, each
+// of which fits the budget alone but not all six together: every lookup
+// answers, and the cached versions with the parses and index builds in
+// flight never held more than the budget.
+func TestConcurrentParsesStayWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	fs := newFiles()
+	var b strings.Builder
+	b.WriteString("id,name,city\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "%d,name %d,city %d\n", i, i, i%100)
+	}
+	const n = 6
+	for i := range n {
+		fs.upload(fmt.Sprintf("f%d.csv", i), b.String())
+	}
+	probe := csvlookup.New(fs, csvlookup.Options{})
+	_, err := run(t, probe, "f0.csv", `{"match_criteria":{"id":"7"}}`)
+	require.NoError(t, err)
+	one := probe.Stats().CachedBytes
+	budget := one * 5 / 2 // two files and a half
+
+	ex := csvlookup.New(fs, csvlookup.Options{CacheBytes: budget})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			out, err := run(t, ex, fmt.Sprintf("f%d.csv", i), fmt.Sprintf(`{"match_criteria":{"id":"%d"},"return_columns":["name"]}`, 100+i))
+			require.NoError(t, err)
+			require.JSONEq(t, fmt.Sprintf(`{"rows":[{"name":"name %d"}],"row_count":1,"truncated":false}`, 100+i), string(out))
+		})
+	}
+	wg.Wait()
+	s := ex.Stats()
+	require.EqualValues(t, n, s.FilesParsed)
+	require.LessOrEqual(t, s.PeakBytes, budget, "cached, parsing and indexing together (one file takes %d)", one)
+	require.LessOrEqual(t, s.CachedBytes, budget)
 }
