@@ -54,8 +54,8 @@ func TestDevModeFlows(t *testing.T) {
 }
 
 // keyDetailsAnswer is what the stand-in model answers to the summary pass:
-// a key detail of every JSON kind.
-const keyDetailsAnswer = `{"vendor": "ACME Corp", "total_amount": 1234.5, "line_count": 3, "urgent": true,
+// a key detail of every JSON kind, and an integer past int64.
+const keyDetailsAnswer = `{"vendor": "ACME Corp", "total_amount": 1234.5, "line_count": 3, "invoice_number": 12345678901234567890, "urgent": true,
 	"address": {"city": "Lyon", "lines": ["1 rue A", null]}, "summary": "ACME's invoice, reviewed."}`
 
 func runDevFlows(t *testing.T, dialect string) {
@@ -102,7 +102,7 @@ func runDevFlows(t *testing.T, dialect string) {
 	api.do("PATCH", "/api/admin/agents/"+info.AgentID, info.AdminToken, map[string]any{
 		"resume_webhook_url": hooks.URL + "/resume",
 		"key_definitions": []map[string]string{
-			{"key": "vendor"}, {"key": "total_amount", "type": "number"}, {"key": "line_count", "type": "integer"},
+			{"key": "vendor"}, {"key": "total_amount", "type": "number"}, {"key": "line_count", "type": "integer"}, {"key": "invoice_number", "type": "integer"},
 			{"key": "urgent", "type": "boolean"}, {"key": "address", "description": "where the invoice goes"},
 		},
 	}, 200)
@@ -145,9 +145,9 @@ func runDevFlows(t *testing.T, dialect string) {
 	var details map[string]any
 	require.Eventually(t, func() bool {
 		details, _ = api.do("GET", "/api/agent/tasks/"+task, info.AgentToken, nil, 200)["key_values"].(map[string]any)
-		return len(details) >= 6
+		return len(details) >= 7
 	}, 60*time.Second, 100*time.Millisecond, "the summary pass fills the key details\nstderr:\n%s", p.stderr.String())
-	require.Equal(t, map[string]any{"vendor": "ACME Corp", "total_amount": 1234.5, "line_count": float64(3), "urgent": true,
+	require.Equal(t, map[string]any{"vendor": "ACME Corp", "total_amount": 1234.5, "line_count": float64(3), "invoice_number": 12345678901234567890.0, "urgent": true,
 		"address": map[string]any{"city": "Lyon", "lines": []any{"1 rue A", nil}}, "summary": "ACME's invoice, reviewed."}, details)
 	require.GreaterOrEqual(t, model.calls(), 1)
 
@@ -220,13 +220,15 @@ func runDevFlows(t *testing.T, dialect string) {
 	// The task as the agent and the console see it, with its details.
 	got := api.do("GET", "/api/agent/tasks/"+task, info.AgentToken, nil, 200)
 	require.Equal(t, "completed", got["status"])
-	require.Len(t, got["key_values"], 6)
+	require.Len(t, got["key_values"], 7)
+	require.Contains(t, string(api.send("GET", "/api/agent/tasks/"+task, info.AgentToken, "", nil, 200)),
+		`"invoice_number":12345678901234567890`, "a number keeps its digits")
 	console := signIn(t, info.ConsoleURL, info.AdminEmail, info.AdminPassword)
 	for _, page := range []string{"/", "/tasks/" + task, "/tasks/" + task + "/steps/" + step["id"].(string) + "/artifact", "/tasks/" + info.TaskID} {
 		status, body := console.get(t, page)
 		require.Equal(t, 200, status, "console %s\n%s", page, body)
 		if page == "/tasks/"+task {
-			for _, shown := range []string{"Lyon", "1234.5", "ACME Corp", "Paid ACME.", "ask_reviewer"} {
+			for _, shown := range []string{"Lyon", "1234.5", "ACME Corp", "Paid ACME.", "ask_reviewer", "12345678901234567890"} {
 				require.Contains(t, body, shown, "the task page shows it")
 			}
 		}
