@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -233,6 +234,16 @@ func runDevFlows(t *testing.T, dialect string) {
 			}
 		}
 	}
+	// The admin releases the demo's parked task from its console page, and
+	// writes to the agent of the finished one.
+	_, page := console.get(t, "/tasks/"+info.TaskID)
+	release := regexp.MustCompile(`action="(/tasks/` + info.TaskID + `/awaits/[0-9a-f-]+/release)"`).FindStringSubmatch(page)
+	require.NotNil(t, release, "the parked demo task offers Release")
+	console.post(t, release[1], url.Values{"note": {"checked by hand"}})
+	require.Equal(t, "admin_release", hooks.await(t, info.TaskID)["reason"])
+	console.post(t, "/tasks/"+task+"/messages", url.Values{"message": {"Thanks."}})
+	require.Contains(t, fmt.Sprint(api.do("GET", "/api/agent/tasks/"+task+"/events?after=0", info.AgentToken, nil, 200)), "Thanks.")
+
 	pages, failures := crawlConsole(t, info.ConsoleURL, info.AdminEmail, info.AdminPassword)
 	t.Logf("flows %s: console pages after the flows=%d failures=%d", dialect, pages, len(failures))
 	require.Empty(t, failures)
@@ -528,6 +539,21 @@ func signIn(t *testing.T, base, email, password string) consoleSession {
 	require.Equal(t, 200, res.StatusCode)
 	require.NotContains(t, res.Request.URL.Path, "/login", "signed in")
 	return s
+}
+
+// post sends a console form with the page's csrf token; the answer, after
+// its redirect, must be 200.
+func (s consoleSession) post(t *testing.T, path string, form url.Values) {
+	t.Helper()
+	_, page := s.get(t, "/")
+	m := csrfInput.FindStringSubmatch(page)
+	require.NotNil(t, m, "a signed-in page carries a csrf field")
+	form.Set("csrf", m[1])
+	res, err := s.client.PostForm(s.base+path, form)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode, "POST %s\n%s", path, raw)
 }
 
 func (s consoleSession) get(t *testing.T, path string) (int, string) {
