@@ -80,6 +80,21 @@ func TestJSONAndTimesScanOnEachDialect(t *testing.T) {
 		require.True(t, base.Add(time.Duration(len(docs)-1)*time.Hour).Equal(agg.Newest.Time), "max(at) = %v", agg.Newest)
 		require.True(t, agg.Missing.IsZero())
 
+		// The review claim's shape: an UPDATE whose RETURNING computes a
+		// time in a subquery, and a count.
+		var updated []struct {
+			ID     int
+			At     models.Timestamp
+			Oldest models.Timestamp
+			Probes int64
+		}
+		require.NoError(t, st.DB.Raw(`UPDATE scan_probe SET doc = doc WHERE id = 2
+			RETURNING id, at, (SELECT min(at) FROM scan_probe) AS oldest, (SELECT count(*) FROM scan_probe) AS probes`).Scan(&updated).Error)
+		require.Len(t, updated, 1)
+		require.True(t, base.Add(time.Hour).Equal(updated[0].At.Time), "RETURNING at = %v", updated[0].At)
+		require.True(t, base.Equal(updated[0].Oldest.Time), "RETURNING (SELECT min(at)) = %v", updated[0].Oldest)
+		require.EqualValues(t, len(docs)+1, updated[0].Probes)
+
 		var returned []scanProbe
 		require.NoError(t, st.DB.Raw(`DELETE FROM scan_probe WHERE id = 1 RETURNING id, doc, at`).Scan(&returned).Error)
 		require.Len(t, returned, 1)
