@@ -37,18 +37,33 @@ func MustJSON(v any) JSON {
 	return JSON(b)
 }
 
-// Value implements driver.Valuer.
+// Value implements driver.Valuer. A document that is a bare number goes as
+// bytes: SQLite gives a JSON column NUMERIC affinity, which would turn its
+// text into a number of its own (12345678901234567890 into a REAL that reads
+// back 1.2345678901234567e+19, 1e400 into +Inf, which no scan reads back),
+// but stores a blob as it is; Postgres takes the bytes as the jsonb's text.
 func (j JSON) Value() (driver.Value, error) {
 	if len(j) == 0 {
 		return nil, nil
 	}
+	if isBareNumber(j) {
+		return []byte(j), nil
+	}
 	return string(j), nil
+}
+
+// isBareNumber reports whether a document is a number, not a string, an
+// array, an object or a literal.
+func isBareNumber(j JSON) bool {
+	s := strings.TrimLeft(string(j), " \t\r\n")
+	return s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
 }
 
 // Scan implements sql.Scanner for every value either dialect hands back.
 // Postgres returns a jsonb as text or bytes; SQLite gives a JSON column
-// NUMERIC affinity, so a document that is a bare number ("42", "1.5") comes
-// back as an int64 or a float64, and a raw query may yield a bool.
+// NUMERIC affinity, so a bare number stored as text before Value sent it as
+// bytes ("42", "1.5") comes back as an int64 or a float64, and a raw query
+// may yield a bool.
 func (j *JSON) Scan(src any) error {
 	switch v := src.(type) {
 	case nil:

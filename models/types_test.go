@@ -1,6 +1,9 @@
 package models_test
 
 import (
+	"encoding/json"
+	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +38,11 @@ func (scanProbe) TableName() string { return "scan_probe" }
 func TestJSONAndTimesScanOnEachDialect(t *testing.T) {
 	t.Parallel()
 	docs := []string{`42`, `-7`, `1.5`, `1e-7`, `"ACME Corp"`, `"42"`, `true`, `false`, `null`,
-		`{"total_amount": 1234.5, "lines": [1, 2], "ok": true}`, `[1, "two", null]`}
+		`{"total_amount": 1234.5, "lines": [1, 2], "ok": true}`, `[1, "two", null]`,
+		// Numbers SQLite's NUMERIC affinity would change: past int64 (to a
+		// REAL, digits lost), past float64 (to +Inf, unscannable), and the
+		// digits as written.
+		`12345678901234567890`, `1e400`, `-1e400`, `1.50`, `-0`, `1E2`, ` 7 `}
 	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		require.NoError(t, st.DB.Exec(probeDDL[st.Dialect]).Error)
 		base := time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
@@ -48,7 +55,7 @@ func TestJSONAndTimesScanOnEachDialect(t *testing.T) {
 		require.NoError(t, st.DB.Order("id").Find(&got).Error)
 		require.Len(t, got, len(docs)+1)
 		for i, d := range docs {
-			require.JSONEq(t, d, string(got[i].Doc), "document %d", i)
+			requireSameJSON(t, d, string(got[i].Doc), "document %d", i)
 			require.True(t, base.Add(time.Duration(i)*time.Hour).Equal(got[i].At))
 		}
 		require.Nil(t, got[len(docs)].Doc)
@@ -59,7 +66,7 @@ func TestJSONAndTimesScanOnEachDialect(t *testing.T) {
 		}
 		require.NoError(t, st.DB.Raw(`SELECT doc, at FROM scan_probe ORDER BY id`).Scan(&raw).Error)
 		for i, d := range docs {
-			require.JSONEq(t, d, string(raw[i].Doc))
+			requireSameJSON(t, d, string(raw[i].Doc), "raw document %d", i)
 			require.True(t, base.Add(time.Duration(i)*time.Hour).Equal(raw[i].At.Time), "raw %d: %v", i, raw[i].At)
 		}
 
@@ -73,12 +80,63 @@ func TestJSONAndTimesScanOnEachDialect(t *testing.T) {
 		require.True(t, base.Add(time.Duration(len(docs)-1)*time.Hour).Equal(agg.Newest.Time), "max(at) = %v", agg.Newest)
 		require.True(t, agg.Missing.IsZero())
 
+		// The review claim's shape: an UPDATE whose RETURNING computes a
+		// time in a subquery, and a count.
+		var updated []struct {
+			ID     int
+			At     models.Timestamp
+			Oldest models.Timestamp
+			Probes int64
+		}
+		require.NoError(t, st.DB.Raw(`UPDATE scan_probe SET doc = doc WHERE id = 2
+			RETURNING id, at, (SELECT min(at) FROM scan_probe) AS oldest, (SELECT count(*) FROM scan_probe) AS probes`).Scan(&updated).Error)
+		require.Len(t, updated, 1)
+		require.True(t, base.Add(time.Hour).Equal(updated[0].At.Time), "RETURNING at = %v", updated[0].At)
+		require.True(t, base.Equal(updated[0].Oldest.Time), "RETURNING (SELECT min(at)) = %v", updated[0].Oldest)
+		require.EqualValues(t, len(docs)+1, updated[0].Probes)
+
 		var returned []scanProbe
 		require.NoError(t, st.DB.Raw(`DELETE FROM scan_probe WHERE id = 1 RETURNING id, doc, at`).Scan(&returned).Error)
 		require.Len(t, returned, 1)
 		require.True(t, base.Equal(returned[0].At), "RETURNING at = %v", returned[0].At)
 		require.JSONEq(t, `42`, string(returned[0].Doc))
 	})
+}
+
+// requireSameJSON asserts that two documents hold the same values, numbers
+// compared exactly (JSONEq reads them as float64, which would call
+// 12345678901234567890 and 12345678901234567000 the same, and refuses 1e400).
+func requireSameJSON(t *testing.T, want, got string, msgAndArgs ...any) {
+	t.Helper()
+	require.Equal(t, exactJSON(t, want), exactJSON(t, got), msgAndArgs...)
+}
+
+// exactJSON decodes doc with its numbers as exact rationals.
+func exactJSON(t *testing.T, doc string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(doc))
+	d.UseNumber()
+	var v any
+	require.NoError(t, d.Decode(&v), doc)
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case json.Number:
+			r, ok := new(big.Rat).SetString(x.String())
+			require.True(t, ok, x)
+			return "number " + r.RatString()
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return v
+	}
+	return walk(v)
 }
 
 // TestParseTimestampLayouts reads the text forms SQLite databases hold times in.
