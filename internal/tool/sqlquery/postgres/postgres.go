@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -106,9 +107,17 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 }
 
 // readOnly runs query in a READ ONLY transaction bounded by the statement
-// and lock timeouts, and always rolls it back.
+// and lock timeouts, and always rolls it back. The statement timeout is
+// also the run's remaining time, so the server itself stops a query at
+// the run's deadline: pgx only closes its side of the connection when a
+// context ends, and a query that sends nothing until it finishes (a
+// count over a long scan) ran on in the server after its caller left.
 func (e *Executor) readOnly(ctx context.Context, conn *pgx.Conn, query string, args []any) (*sqlquery.Table, error) {
-	begin := "BEGIN READ ONLY; SET LOCAL statement_timeout = " + strconv.FormatInt(e.opts.StatementTimeout.Milliseconds(), 10) +
+	timeout := e.opts.StatementTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, max(time.Until(deadline), time.Millisecond)) // 0 would mean none
+	}
+	begin := "BEGIN READ ONLY; SET LOCAL statement_timeout = " + strconv.FormatInt(max(timeout.Milliseconds(), 1), 10) +
 		"; SET LOCAL lock_timeout = " + strconv.FormatInt(e.opts.LockTimeout.Milliseconds(), 10) +
 		"; SET LOCAL idle_in_transaction_session_timeout = " + strconv.FormatInt(e.opts.StatementTimeout.Milliseconds(), 10)
 	if _, err := conn.Exec(ctx, begin, pgx.QueryExecModeSimpleProtocol); err != nil {
