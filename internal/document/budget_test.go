@@ -1,6 +1,7 @@
 package document_test
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"sync"
@@ -109,4 +110,22 @@ func TestXLSXCellBudget(t *testing.T) {
 	_, err := document.PageText(context.Background(), data, document.TypeXLSX, 1)
 	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
 	require.Regexp(t, "more than 1000000 cells|took more than 10s", err.Error())
+}
+
+// TestTextPreviewCopiesOnlyItsPage: a text file's page is its first
+// MaxPageTextBytes; only those are copied. Before, the whole file was
+// made a string first (a 48 MiB CSV allocated 48 MiB a preview).
+func TestTextPreviewCopiesOnlyItsPage(t *testing.T) {
+	data := bytes.Repeat([]byte("id,vendor,country\n"), 48<<20/18)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	text, err := document.PageText(context.Background(), data, document.TypeCSV, 1)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.True(t, text.Truncated)
+	require.Len(t, text.Text, document.MaxPageTextBytes)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d KiB allocated", allocated>>10)
+	require.Less(t, allocated, uint64(4<<20))
 }

@@ -35,10 +35,17 @@ func pdfConfig(cmd model.CommandMode) *model.Configuration {
 	return conf
 }
 
-// PDFPages counts a PDF's pages; a document pdfcpu cannot read is an
-// invalid error.
+// PDFPages counts a PDF's pages (PDFPagesContext without a caller's
+// deadline: MaxWork bounds it).
 func PDFPages(data []byte) (pages int, err error) {
-	if err := preflightPDF(context.Background(), data); err != nil {
+	return PDFPagesContext(context.Background(), data)
+}
+
+// PDFPagesContext counts a PDF's pages, its reading stopped when ctx ends
+// (a timeout error) or a budget is spent (over_budget); a document the
+// metered pass cannot read, or pdfcpu cannot count, is an invalid error.
+func PDFPagesContext(ctx context.Context, data []byte) (pages int, err error) {
+	if err := preflightPDF(ctx, data); err != nil {
 		return 0, err
 	}
 	err = guard("the file is not a readable PDF", func() (err error) {
