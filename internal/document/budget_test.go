@@ -129,3 +129,27 @@ func TestTextPreviewCopiesOnlyItsPage(t *testing.T) {
 	t.Logf("%d KiB allocated", allocated>>10)
 	require.Less(t, allocated, uint64(4<<20))
 }
+
+// TestMalformedPDFsAreRefusedByTheMeteredPass: a PDF the metered reader
+// cannot read is a 400 naming what is wrong, before pdfcpu sees it; no
+// panic. Before, pdfcpu repaired and counted the truncated one and the one
+// whose startxref points nowhere (2 pages each).
+func TestMalformedPDFsAreRefusedByTheMeteredPass(t *testing.T) {
+	t.Parallel()
+	good := documenttest.PDF("hello", "two")
+	sx := bytes.LastIndex(good, []byte("startxref\n"))
+	for name, data := range map[string][]byte{
+		"truncated":             good[:len(good)-10],
+		"garbage after header":  append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("garbage \x00\xff"), 100)...),
+		"startxref to nowhere":  append(append([]byte{}, good[:sx]...), []byte("startxref\n99999\n%%EOF\n")...),
+		"half of the file":      good[:len(good)/2],
+		"self-nested page tree": bytes.Replace(good, []byte("/Kids [4 0 R 6 0 R]"), []byte("/Kids [2 0 R]"), 1),
+	} {
+		n, err := document.PDFPages(data)
+		require.True(t, apperr.Is(err, apperr.Invalid), "%s: %d pages, %v", name, n, err)
+		require.ErrorContains(t, err, "the file is not a readable PDF (", name)
+	}
+	n, err := document.PDFPages(good)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+}
