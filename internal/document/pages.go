@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"context"
 	"image"
 	_ "image/gif"  // image.DecodeConfig reads GIF headers
 	_ "image/jpeg" // and JPEG
@@ -21,14 +22,20 @@ const (
 	MaxSheets = 500
 )
 
-// Pages counts the pages of a document of contentType (one of the Type
-// constants, as Sniff returned): a PDF's pages, one for an image or a text
-// file, a spreadsheet's sheets. A document that is not what its type says
-// is an invalid error.
+// Pages counts the pages of a document of contentType (PagesContext
+// without a caller's deadline: MaxWork bounds it).
 func Pages(data []byte, contentType string) (int, error) {
+	return PagesContext(context.Background(), data, contentType)
+}
+
+// PagesContext counts the pages of a document of contentType (one of the
+// Type constants, as Sniff returned): a PDF's pages, one for an image or a
+// text file, a spreadsheet's sheets. A document that is not what its type
+// says is an invalid error; ctx stops the reading of a PDF.
+func PagesContext(ctx context.Context, data []byte, contentType string) (int, error) {
 	switch {
 	case contentType == TypePDF:
-		return PDFPages(data)
+		return PDFPagesContext(ctx, data)
 	case IsImage(contentType):
 		return 1, checkImage(data)
 	case IsText(contentType):

@@ -3,8 +3,10 @@ package document
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ledongthuc/pdf"
 
@@ -35,10 +37,17 @@ func pdfConfig(cmd model.CommandMode) *model.Configuration {
 	return conf
 }
 
-// PDFPages counts a PDF's pages; a document pdfcpu cannot read is an
-// invalid error.
+// PDFPages counts a PDF's pages (PDFPagesContext without a caller's
+// deadline: MaxWork bounds it).
 func PDFPages(data []byte) (pages int, err error) {
-	if err := preflightPDF(context.Background(), data); err != nil {
+	return PDFPagesContext(context.Background(), data)
+}
+
+// PDFPagesContext counts a PDF's pages, its reading stopped when ctx ends
+// (a timeout error) or a budget is spent (over_budget); a document the
+// metered pass cannot read, or pdfcpu cannot count, is an invalid error.
+func PDFPagesContext(ctx context.Context, data []byte) (pages int, err error) {
+	if err := preflightPDF(ctx, data); err != nil {
 		return 0, err
 	}
 	err = guard("the file is not a readable PDF", func() (err error) {
@@ -139,8 +148,11 @@ func Split(ctx context.Context, data []byte, ranges []Range, emit func(i int, r 
 // and ctx, and counts the pages against MaxPages: pdfcpu decodes each
 // reference of a content stream whole in memory, with no bound and no
 // way to stop it, so a document is handed to it only once its decoded
-// size is known to be bounded. A document the reader cannot read is left
-// to pdfcpu to judge.
+// size is known to be bounded. A document this pass cannot read (no
+// header or end-of-file marker, a broken cross-reference table, a page
+// tree that does not hold its pages, a content stream that does not
+// decode) is an invalid error saying what is wrong: pdfcpu never sees it,
+// since what the metered pass could not read, pdfcpu would read unmetered.
 func preflightPDF(ctx context.Context, data []byte) (err error) {
 	b := newBudget(ctx, "the document", MaxDocumentDecodedBytes)
 	defer b.release()
@@ -150,18 +162,30 @@ func preflightPDF(ctx context.Context, data []byte) (err error) {
 			err = berr
 			return
 		}
-		_ = p // a malformed document: pdfcpu says what is wrong with it
+		if p != nil {
+			err = unreadablePDF(fmt.Errorf("panic: %v", p))
+		}
 	}()
 	r, err := pdf.NewReaderWrapped(bytes.NewReader(data), int64(len(data)), b.reader)
 	if err != nil {
-		return b.check()
+		if berr := b.check(); berr != nil {
+			return berr
+		}
+		return unreadablePDF(err)
 	}
 	n := r.NumPage()
-	if n > MaxPages {
+	switch {
+	case n > MaxPages:
 		return tooManyPages(n)
+	case n < 1:
+		return unreadablePDF(errors.New("its page tree counts no pages"))
 	}
 	for i := 1; i <= n; i++ {
-		contents := r.Page(i).V.Key("Contents")
+		page := r.Page(i)
+		if page.V.IsNull() {
+			return unreadablePDF(fmt.Errorf("its page tree counts %d pages but does not hold page %d", n, i))
+		}
+		contents := page.V.Key("Contents")
 		streams := []pdf.Value{contents}
 		if contents.Kind() == pdf.Array {
 			streams = streams[:0]
@@ -174,11 +198,27 @@ func preflightPDF(ctx context.Context, data []byte) (err error) {
 				continue
 			}
 			if _, err := io.Copy(io.Discard, s.Reader()); err != nil {
-				return b.check()
+				if berr := b.check(); berr != nil {
+					return berr
+				}
+				return unreadablePDF(fmt.Errorf("the contents of page %d do not decode: %w", i, err))
 			}
 		}
 	}
 	return b.check()
+}
+
+// maxReasonBytes bounds the reader's own words quoted in a refusal.
+const maxReasonBytes = 200
+
+// unreadablePDF is the invalid error (400) of a PDF the metered pass cannot
+// read, quoting the reader's reason.
+func unreadablePDF(cause error) error {
+	reason := cause.Error()
+	if len(reason) > maxReasonBytes {
+		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "…"
+	}
+	return apperr.Wrap(cause, apperr.Invalid, "the file is not a readable PDF (%s): save or print it again as a PDF and upload that", reason)
 }
 
 // guard runs fn, a call into a PDF library, turning its error or panic on

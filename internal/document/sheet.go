@@ -22,8 +22,8 @@ const (
 	// workbook, its relationships): a few KB in real files.
 	maxPartBytes = 4 << 20
 	// maxSharedStringBytes bounds the text of the shared-string table held
-	// while a sheet is rendered; each string is also cut at
-	// MaxPageTextBytes, since a page's text never holds more.
+	// while a sheet is rendered; each string is also cut at the text's
+	// limit, since the sheet's text never holds more.
 	maxSharedStringBytes = 16 << 20
 	// maxXMLTagBytes bounds one XML tag (its name and attributes): a
 	// cell's tag is a few dozen bytes.
@@ -117,12 +117,40 @@ func (wb *workbook) readPart(name string, v any) error {
 	return xml.Unmarshal(data, v)
 }
 
+// SheetNames returns a spreadsheet's sheet names, in order: sheet n's
+// text is SheetText(…, n, …). A file that is not a spreadsheet is an
+// invalid error.
+func SheetNames(data []byte) ([]string, error) {
+	wb, err := openWorkbook(data)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(wb.sheets))
+	for i, s := range wb.sheets {
+		names[i] = s.name
+	}
+	return names, nil
+}
+
+// SheetText renders sheet n (1-based) of a spreadsheet as CSV, at most
+// limit bytes of it (Truncated when the sheet holds more), streaming its
+// XML under the budgets of PageText's sheets: MaxDocumentDecodedBytes of
+// decoded XML, MaxSheetCells, MaxWork and ctx. limit is at least 1 and at
+// most MaxSheetTextBytes.
+func SheetText(ctx context.Context, data []byte, n, limit int) (Text, error) {
+	return sheetText(ctx, data, n, max(1, min(limit, MaxSheetTextBytes)))
+}
+
+// MaxSheetTextBytes is the most text SheetText renders of one sheet: what
+// a reader of a whole sheet (structured_data_extraction) may ask for.
+const MaxSheetTextBytes = 4 << 20
+
 // sheetText renders sheet n (1-based) of a spreadsheet as CSV, streaming
-// its XML: reading stops at MaxPageTextBytes of text, a cell's text is
-// never held past that either, and the decoded XML (shared strings and
-// sheet together) is metered against MaxDocumentDecodedBytes, the cells
-// against MaxSheetCells.
-func sheetText(ctx context.Context, data []byte, n int) (Text, error) {
+// its XML: reading stops at limit bytes of text, a cell's text is never
+// held past that either, and the decoded XML (shared strings and sheet
+// together) is metered against MaxDocumentDecodedBytes, the cells against
+// MaxSheetCells.
+func sheetText(ctx context.Context, data []byte, n, limit int) (Text, error) {
 	wb, err := openWorkbook(data)
 	if err != nil {
 		return Text{}, err
@@ -135,7 +163,7 @@ func sheetText(ctx context.Context, data []byte, n int) (Text, error) {
 	defer b.release()
 	var shared []string
 	if wb.sharedStrings != "" {
-		if shared, err = wb.readSharedStrings(b); err != nil {
+		if shared, err = wb.readSharedStrings(b, limit); err != nil {
 			return Text{}, err
 		}
 	}
@@ -144,7 +172,7 @@ func sheetText(ctx context.Context, data []byte, n int) (Text, error) {
 		return Text{}, apperr.Wrap(err, apperr.Invalid, "sheet %q cannot be read", sheet.name)
 	}
 	defer f.Close()
-	r := sheetReader{dec: xml.NewDecoder(newTextRunCap(b.reader(f))), shared: shared, b: b}
+	r := sheetReader{dec: xml.NewDecoder(newTextRunCap(b.reader(f), limit)), shared: shared, b: b, limit: limit}
 	text, err := r.render()
 	if berr := b.check(); berr != nil {
 		return Text{}, berr
@@ -159,14 +187,14 @@ func sheetText(ctx context.Context, data []byte, n int) (Text, error) {
 }
 
 // readSharedStrings streams the shared-string table, each string cut at
-// MaxPageTextBytes and all of them at maxSharedStringBytes.
-func (wb *workbook) readSharedStrings(b *budget) ([]string, error) {
+// limit and all of them at maxSharedStringBytes.
+func (wb *workbook) readSharedStrings(b *budget, limit int) ([]string, error) {
 	f, err := wb.zip.Open(wb.sharedStrings)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.Invalid, "the spreadsheet's shared strings cannot be read")
 	}
 	defer f.Close()
-	dec := xml.NewDecoder(newTextRunCap(b.reader(f)))
+	dec := xml.NewDecoder(newTextRunCap(b.reader(f), limit))
 	var out []string
 	var cur strings.Builder
 	held, inT, phonetic := 0, false, 0
@@ -209,7 +237,7 @@ func (wb *workbook) readSharedStrings(b *budget) ([]string, error) {
 				phonetic--
 			}
 		case xml.CharData:
-			if inT && phonetic == 0 && cur.Len() <= MaxPageTextBytes {
+			if inT && phonetic == 0 && cur.Len() <= limit {
 				cur.Write(t)
 			}
 		}
@@ -224,10 +252,10 @@ type sheetReader struct {
 	out    bytes.Buffer
 	csv    *csv.Writer
 	cells  int
+	limit  int // the most text rendered
 }
 
-// render reads rows until the sheet ends or its CSV passes
-// MaxPageTextBytes.
+// render reads rows until the sheet ends or its CSV passes r.limit.
 func (r *sheetReader) render() (Text, error) {
 	r.csv = csv.NewWriter(&r.out)
 	var row []string
@@ -243,7 +271,7 @@ func (r *sheetReader) render() (Text, error) {
 		tok, err := r.dec.Token()
 		if err == io.EOF {
 			r.csv.Flush()
-			return capText(r.out.String()), nil
+			return capTextTo(r.out.String(), r.limit), nil
 		}
 		if err != nil {
 			return Text{}, err
@@ -260,7 +288,7 @@ func (r *sheetReader) render() (Text, error) {
 				}
 				for ; rowNum+1 < next; rowNum++ { // rows the sheet skips are empty
 					if r.write(nil) {
-						return capText(r.out.String()), nil
+						return capTextTo(r.out.String(), r.limit), nil
 					}
 				}
 				rowNum, row, col, rowBytes = next, row[:0], 0, 0
@@ -292,14 +320,14 @@ func (r *sheetReader) render() (Text, error) {
 					row = row[:len(row)-1]
 				}
 				if r.write(row) {
-					return capText(r.out.String()), nil
+					return capTextTo(r.out.String(), r.limit), nil
 				}
 			case "c":
 				row = append(row, r.value(cell.typ, cell.value.String()))
 				col = len(row)
-				if rowBytes += len(row[col-1]); r.out.Len()+rowBytes > MaxPageTextBytes {
+				if rowBytes += len(row[col-1]); r.out.Len()+rowBytes > r.limit {
 					r.write(row) // the text is full: the rest of the sheet is not read
-					return capText(r.out.String()), nil
+					return capTextTo(r.out.String(), r.limit), nil
 				}
 			case "v":
 				cell.inV = false
@@ -309,7 +337,7 @@ func (r *sheetReader) render() (Text, error) {
 				cell.phon--
 			}
 		case xml.CharData:
-			if (cell.inV || cell.inT && cell.phon == 0) && cell.value.Len() <= MaxPageTextBytes {
+			if (cell.inV || cell.inT && cell.phon == 0) && cell.value.Len() <= r.limit {
 				cell.value.Write(t)
 			}
 		}
@@ -320,7 +348,7 @@ func (r *sheetReader) render() (Text, error) {
 func (r *sheetReader) write(row []string) bool {
 	_ = r.csv.Write(row) // a bytes.Buffer does not fail
 	r.csv.Flush()
-	return r.out.Len() > MaxPageTextBytes
+	return r.out.Len() > r.limit
 }
 
 // value is what a cell of type typ holding raw shows.
@@ -364,13 +392,14 @@ func columnIndex(ref string) int {
 	return n - 1
 }
 
-// textRunCap passes XML through, keeping at most MaxPageTextBytes (and
+// textRunCap passes XML through, keeping at most limit bytes (and
 // the end of an entity reference it cut into) of each run of text between
 // tags and dropping the rest, so that a decoder never holds a cell of
 // hundreds of MB; a tag longer than maxXMLTagBytes is an error.
 type textRunCap struct {
 	r        io.Reader
 	buf      []byte
+	limit    int
 	inTag    bool
 	quote    byte
 	run, tag int
@@ -378,7 +407,9 @@ type textRunCap struct {
 	err      error
 }
 
-func newTextRunCap(r io.Reader) io.Reader { return &textRunCap{r: r, buf: make([]byte, 32<<10)} }
+func newTextRunCap(r io.Reader, limit int) io.Reader {
+	return &textRunCap{r: r, buf: make([]byte, 32<<10), limit: limit}
+}
 
 func (t *textRunCap) Read(p []byte) (int, error) {
 	for {
@@ -428,10 +459,10 @@ func (t *textRunCap) keep(c byte) bool {
 	}
 	t.run++
 	switch {
-	case t.run <= MaxPageTextBytes+1: // one past the cap: a cut run shows it was cut
+	case t.run <= t.limit+1: // one past the cap: a cut run shows it was cut
 		t.inEntity = c == '&' || t.inEntity && c != ';'
 		return true
-	case t.inEntity && t.run <= MaxPageTextBytes+17:
+	case t.inEntity && t.run <= t.limit+17:
 		t.inEntity = c != ';'
 		return true
 	}

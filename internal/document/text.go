@@ -60,7 +60,7 @@ func PageText(ctx context.Context, data []byte, contentType string, page int) (T
 	case contentType == TypePDF:
 		return pdfPageText(ctx, data, page)
 	case contentType == TypeXLSX:
-		return sheetText(ctx, data, page)
+		return sheetText(ctx, data, page, MaxPageTextBytes)
 	case IsText(contentType), IsImage(contentType):
 		if page != 1 {
 			return Text{}, pageOutOfRange(page, 1)
@@ -68,17 +68,23 @@ func PageText(ctx context.Context, data []byte, contentType string, page int) (T
 		if IsImage(contentType) {
 			return Text{}, nil // no OCR: an image has no text to show
 		}
-		return capText(strings.TrimPrefix(string(data), "\uFEFF")), nil
+		// Only the part that can show is copied: a text file may be
+		// MaxFileBytes.
+		text := bytes.TrimPrefix(data, []byte("\uFEFF"))
+		return capText(string(text[:min(len(text), MaxPageTextBytes+1)])), nil
 	}
 	return Text{}, apperr.New(apperr.UnsupportedMedia, "documents of type %s have no text", contentType)
 }
 
 // capText cuts s to MaxPageTextBytes on a rune boundary.
-func capText(s string) Text {
-	if len(s) <= MaxPageTextBytes {
+func capText(s string) Text { return capTextTo(s, MaxPageTextBytes) }
+
+// capTextTo cuts s to limit bytes on a rune boundary.
+func capTextTo(s string, limit int) Text {
+	if len(s) <= limit {
 		return Text{Text: s}
 	}
-	cut := MaxPageTextBytes
+	cut := limit
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/api"
@@ -395,6 +396,30 @@ func TestRunRedisUnreachable(t *testing.T) {
 	require.Equal(t, counts{}, rs.counts(t))
 }
 
+// TestRunExtractionOfADocumentBomb: the attack's XLSX (four 58 MB
+// inlineStr cells in a 1.3 MB file, which an upload accepts: it counts
+// sheets) through /run's extraction is a final 422 over_budget naming the
+// limit, found by streaming the sheet on the worker; the model is not
+// called, nothing is billed or recorded, and asynq neither retries nor
+// archives the job. Before, excelize read the whole sheet (~1.4 GiB
+// allocated, 35 s) and the run answered 400.
+func TestRunExtractionOfADocumentBomb(t *testing.T) {
+	t.Parallel()
+	rs := newRunStack(t)
+	file, err := rs.P.Files.Upload(context.Background(), rs.taskID, "bomb.xlsx", "", bytes.NewReader(documenttest.XLSXBomb(58<<20, 4)))
+	require.NoError(t, err)
+	url, _ := rs.P.Files.URL(file)
+	r := rs.run(t, "reparse", map[string]any{"file_url": url})
+	require.Equal(t, 422, r.Status, string(r.Raw))
+	require.Contains(t, string(r.Raw), "more than 2 MiB of text")
+	require.Zero(t, rs.model.calls.Load(), "the model is not sent the sheet")
+	require.Equal(t, counts{}, rs.counts(t), "nothing billed or recorded")
+	info, err := asynq.NewInspectorFromRedisClient(rs.Redis.Client).GetQueueInfo(rs.Redis.Queues.Extract)
+	require.NoError(t, err)
+	require.Equal(t, 1, info.Processed, "the job ran once")
+	require.Zero(t, info.Failed+info.Retry+info.Archived, "a final outcome: not failed, retried or archived")
+}
+
 // standInModel speaks the chat-completions protocol; hold makes it wait
 // for release before answering.
 type standInModel struct {
@@ -403,6 +428,7 @@ type standInModel struct {
 	answers []string
 	gate    chan struct{}
 	inside  atomic.Int32
+	calls   atomic.Int32 // requests received
 }
 
 func newStandInModel(t *testing.T) *standInModel {
@@ -431,6 +457,7 @@ func (m *standInModel) hold() (release func()) {
 func (m *standInModel) waiting() int { return int(m.inside.Load()) }
 
 func (m *standInModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.calls.Add(1)
 	var req map[string]any
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	m.mu.Lock()

@@ -112,7 +112,7 @@ func (s *Service) Upload(ctx context.Context, taskID, name, declaredType string,
 	if err != nil {
 		return models.File{}, err
 	}
-	pages, err := document.Pages(data, contentType)
+	pages, err := document.PagesContext(ctx, data, contentType)
 	if err != nil {
 		return models.File{}, err
 	}

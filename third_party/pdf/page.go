@@ -19,14 +19,24 @@ type Page struct {
 	V Value
 }
 
+// maxPageTreeDepth bounds the levels of a page tree Page descends: real
+// documents have a handful.
+const maxPageTreeDepth = 256
+
 // Page returns the page for the given page number.
 // Page numbers are indexed starting at 1, not 0.
 // If the page is not found, Page returns a Page with p.V.IsNull().
 func (r *Reader) Page(num int) Page {
 	num-- // now 0-indexed
 	page := r.Trailer().Key("Root").Key("Pages")
+	depth := 0
 Search:
 	for page.Key("Type").Name() == "Pages" {
+		// A page tree deeper than maxPageTreeDepth is a cycle (patched:
+		// upstream descended a node that names itself as its kid forever).
+		if depth++; depth > maxPageTreeDepth {
+			return Page{}
+		}
 		count := int(page.Key("Count").Int64())
 		if count < num {
 			return Page{}

@@ -140,6 +140,20 @@ func NewReaderWrapped(f io.ReaderAt, size int64, wrap func(io.Reader) io.Reader)
 	return newReader(f, size, nil, wrap)
 }
 
+// validHeader reports whether buf, a file's first 10 bytes, opens with a
+// PDF header: %PDF-1.0 to %PDF-1.7 or %PDF-2.0, then white space (patched:
+// upstream refused PDF 2.0 and a header followed by a space).
+func validHeader(buf []byte) bool {
+	if len(buf) < 9 || !bytes.HasPrefix(buf, []byte("%PDF-")) {
+		return false
+	}
+	version := string(buf[5:8])
+	if !(version[0] == '1' && version[1] == '.' && version[2] >= '0' && version[2] <= '7') && version != "2.0" {
+		return false
+	}
+	return buf[8] == '\r' || buf[8] == '\n' || buf[8] == ' ' || buf[8] == '\t'
+}
+
 func newReader(f io.ReaderAt, size int64, pw func() string, wrap func(io.Reader) io.Reader) (r *Reader, err error) {
 	defer func() {
 		if x := recover(); x != nil {
@@ -154,20 +168,23 @@ func newReader(f io.ReaderAt, size int64, pw func() string, wrap func(io.Reader)
 
 	buf := make([]byte, 10)
 	f.ReadAt(buf, 0)
-	if !bytes.HasPrefix(buf, []byte("%PDF-1.")) || buf[7] < '0' || buf[7] > '7' || buf[8] != '\r' && buf[8] != '\n' {
+	if !validHeader(buf) {
 		return nil, fmt.Errorf("not a PDF file: invalid header")
 	}
 	end := size
-	const endChunk = 100
-	buf = make([]byte, endChunk)
-	f.ReadAt(buf, end-endChunk)
-	for len(buf) > 0 && buf[len(buf)-1] == '\n' || buf[len(buf)-1] == '\r' {
-		buf = buf[:len(buf)-1]
-	}
-	buf = bytes.TrimRight(buf, "\r\n\t ")
-	if !bytes.HasSuffix(buf, []byte("%%EOF")) {
+	// The end-of-file marker is looked for in the file's last endChunk
+	// bytes: writers leave white space, NULs or a few bytes of junk after
+	// it (patched: upstream looked at the last 100 bytes, past trailing
+	// white space only).
+	const endChunk = 1024
+	chunk := min(int64(endChunk), size)
+	buf = make([]byte, chunk)
+	f.ReadAt(buf, end-chunk)
+	eof := bytes.LastIndex(buf, []byte("%%EOF"))
+	if eof < 0 {
 		return nil, fmt.Errorf("not a PDF file: missing %%%%EOF")
 	}
+	buf = buf[:eof+len("%%EOF")]
 	i := findLastLine(buf, "startxref")
 	if i < 0 {
 		return nil, fmt.Errorf("malformed PDF file: missing final startxref")
@@ -178,7 +195,7 @@ func newReader(f io.ReaderAt, size int64, pw func() string, wrap func(io.Reader)
 		end:  end,
 		wrap: wrap,
 	}
-	pos := end - endChunk + int64(i)
+	pos := end - chunk + int64(i)
 	b := newBuffer(io.NewSectionReader(f, pos, end-pos), pos)
 	if b.readToken() != keyword("startxref") {
 		return nil, fmt.Errorf("malformed PDF file: missing startxref")

@@ -6,7 +6,12 @@
 // The caller resolves the input's file_url to the document (a
 // managed-storage URL of the session's own task) and hands over its bytes
 // and content type. Documents it reads: PDF (sent as a file part; pages
-// counted with pdfcpu), images (one page), spreadsheets (.xlsx: the sheets
-// named in the input, or all, each sent as CSV text and counted as a page)
-// and text (CSV, plain text, JSON, Markdown: one page).
+// counted by internal/document), images (one page), spreadsheets (.xlsx:
+// the sheets named in the input, or all, each sent as CSV text and counted
+// as a page) and text (CSV, plain text, JSON, Markdown: one page). The
+// PDFs and sheets are read under internal/document's budgets with the
+// job's context, as the api's previews are: the PDF's contents metered
+// before pdfcpu counts its pages, each sheet streamed up to the text the
+// tool sends (MaxSheetTextBytes) instead of read whole. A document past a
+// budget is an over_budget error (422); the job is not run again.
 package extract

@@ -2,18 +2,15 @@ package extract
 
 import (
 	"bytes"
-	"encoding/csv"
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
 	"strings"
 
-	"github.com/pdfcpu/pdfcpu/pkg/api"
-	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
-	"github.com/xuri/excelize/v2"
-
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/tool"
 )
@@ -26,25 +23,17 @@ const (
 	MaxPages = 500
 	// MaxSheetTextBytes caps the CSV text of a spreadsheet's sheets.
 	MaxSheetTextBytes = 2 << 20
-	// maxUnzippedBytes bounds what a spreadsheet may unpack to.
-	maxUnzippedBytes = 256 << 20
 )
 
 // Content types the tool reads.
 const (
-	typePDF  = "application/pdf"
-	typeXLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+	typePDF  = document.TypePDF
+	typeXLSX = document.TypeXLSX
 )
 
 var imageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 var textTypes = []string{"text/plain", "text/csv", "text/markdown", "application/json"}
-
-func init() {
-	// pdfcpu would otherwise write a configuration directory under the
-	// user's config dir the first time it is used.
-	model.ConfigPath = "disable"
-}
 
 // contentType is the document's media type without parameters; a missing
 // or generic one is sniffed from the bytes and the name.
@@ -64,8 +53,11 @@ func contentType(doc *tool.Document) string {
 }
 
 // read turns a document into the content parts of the model's prompt and
-// the pages they hold. sheets names a spreadsheet's sheets to read.
-func read(doc *tool.Document, sheets []string) ([]llm.Part, int, error) {
+// the pages they hold. sheets names a spreadsheet's sheets to read. The
+// document is read under internal/document's budgets, ctx (the job's)
+// stopping the reading: a document past one is an over_budget error (422),
+// which running the job again would repeat.
+func read(ctx context.Context, doc *tool.Document, sheets []string) ([]llm.Part, int, error) {
 	if len(doc.Data) > MaxDocumentBytes {
 		return nil, 0, apperr.Invalidf("the document is larger than %d MiB", MaxDocumentBytes>>20)
 	}
@@ -75,7 +67,7 @@ func read(doc *tool.Document, sheets []string) ([]llm.Part, int, error) {
 	}
 	switch {
 	case ct == typePDF:
-		pages, err := pdfPages(doc.Data)
+		pages, err := pdfPages(ctx, doc.Data)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -83,21 +75,20 @@ func read(doc *tool.Document, sheets []string) ([]llm.Part, int, error) {
 	case slices.Contains(imageTypes, ct):
 		return []llm.Part{llm.ImagePart(ct, doc.Data)}, 1, nil
 	case ct == typeXLSX:
-		return spreadsheet(doc.Data, sheets)
+		return spreadsheet(ctx, doc.Data, sheets)
 	case slices.Contains(textTypes, ct):
 		return []llm.Part{llm.TextPart(string(doc.Data))}, 1, nil
 	}
 	return nil, 0, apperr.Invalidf("the document is %s; the tool reads PDF, PNG, JPEG, GIF, WebP, XLSX, CSV, JSON, Markdown and plain text", ct)
 }
 
-// pdfPages counts a PDF's pages, with pdfcpu's limits on what a document
-// may make it do.
-func pdfPages(data []byte) (int, error) {
-	conf := model.NewDefaultConfiguration()
-	conf.Offline = true
-	pages, err := api.PageCount(bytes.NewReader(data), conf)
+// pdfPages counts a PDF's pages after the metered pass over its contents
+// (document.PDFPagesContext): a PDF whose contents decode past the
+// document's budget is refused before the model is sent it.
+func pdfPages(ctx context.Context, data []byte) (int, error) {
+	pages, err := document.PDFPagesContext(ctx, data)
 	if err != nil {
-		return 0, apperr.Wrap(err, apperr.Invalid, "the document is not a readable PDF")
+		return 0, err
 	}
 	if pages > MaxPages {
 		return 0, apperr.Invalidf("the document has %d pages; the tool reads at most %d", pages, MaxPages)
@@ -106,14 +97,14 @@ func pdfPages(data []byte) (int, error) {
 }
 
 // spreadsheet renders the named sheets (all when none are named) as CSV
-// text parts, one page each.
-func spreadsheet(data []byte, sheets []string) ([]llm.Part, int, error) {
-	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: maxUnzippedBytes})
+// text parts, one page each, streaming each sheet (document.SheetText) up
+// to what is left of MaxSheetTextBytes: a sheet that holds more is an
+// over_budget error, found without reading the rest of it.
+func spreadsheet(ctx context.Context, data []byte, sheets []string) ([]llm.Part, int, error) {
+	all, err := document.SheetNames(data)
 	if err != nil {
-		return nil, 0, apperr.Wrap(err, apperr.Invalid, "the document is not a readable spreadsheet")
+		return nil, 0, err
 	}
-	defer f.Close()
-	all := f.GetSheetList()
 	if len(sheets) == 0 {
 		sheets = all
 	}
@@ -123,26 +114,31 @@ func spreadsheet(data []byte, sheets []string) ([]llm.Part, int, error) {
 	var parts []llm.Part
 	size := 0
 	for _, name := range sheets {
-		if !slices.Contains(all, name) {
+		i := slices.Index(all, name)
+		if i < 0 {
 			return nil, 0, apperr.Invalidf("input.sheets names %q, which the spreadsheet does not have (it has %s)", name, quoted(all))
 		}
-		rows, err := f.GetRows(name)
+		head := fmt.Sprintf("Sheet %q, as CSV:\n", name)
+		size += len(head)
+		left := MaxSheetTextBytes - size
+		if left <= 0 {
+			return nil, 0, tooMuchSheetText()
+		}
+		text, err := document.SheetText(ctx, data, i+1, left)
 		if err != nil {
-			return nil, 0, apperr.Wrap(err, apperr.Invalid, "sheet %q cannot be read", name)
+			return nil, 0, err
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "Sheet %q, as CSV:\n", name)
-		w := csv.NewWriter(&b)
-		if err := w.WriteAll(rows); err != nil {
-			return nil, 0, fmt.Errorf("extract: render sheet %q: %w", name, err)
+		if text.Truncated {
+			return nil, 0, tooMuchSheetText()
 		}
-		size += b.Len()
-		if size > MaxSheetTextBytes {
-			return nil, 0, apperr.Invalidf("the sheets hold more than %d MiB of text; name fewer in input.sheets", MaxSheetTextBytes>>20)
-		}
-		parts = append(parts, llm.TextPart(b.String()))
+		size += len(text.Text)
+		parts = append(parts, llm.TextPart(head+text.Text))
 	}
 	return parts, len(parts), nil
+}
+
+func tooMuchSheetText() error {
+	return apperr.New(apperr.OverBudget, "the sheets hold more than %d MiB of text, the most one extraction reads; name fewer in input.sheets", MaxSheetTextBytes>>20)
 }
 
 func quoted(names []string) string {

@@ -78,7 +78,7 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if call.Document == nil {
 		return tool.Result{}, errors.New("extract: the caller did not resolve input.file_url to a document")
 	}
-	parts, pages, err := read(call.Document, in.Sheets)
+	parts, pages, err := read(ctx, call.Document, in.Sheets)
 	if err != nil {
 		return tool.Result{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -257,4 +258,34 @@ func TestDeadline(t *testing.T) {
 	defer cancel()
 	_, err := ex.Run(ctx, call(settings(""), &tool.Document{Name: "a.pdf", ContentType: "application/pdf", Data: pdf(1)}, `{"file_url":"u"}`))
 	require.True(t, apperr.Is(err, apperr.Timeout), "%v", err)
+}
+
+// TestDocumentBombsStayWithinBudget: the attack's documents through the
+// extraction (the PDF naming one 64 MiB FlateDecode stream 200 times, the
+// XLSX of four 58 MB inlineStr cells) are refused with over_budget (422)
+// before the model is called, allocating a few MiB; before, excelize read
+// the whole sheet (~1.4 GiB allocated) and pdfcpu decoded the PDF's
+// references whole. Not parallel: it measures the process's allocations.
+func TestDocumentBombsStayWithinBudget(t *testing.T) {
+	m, ex := newModel(t)
+	for _, doc := range []*tool.Document{
+		{Name: "bomb.pdf", ContentType: "application/pdf", Data: documenttest.PDFBomb(64<<20, 200)},
+		{Name: "bomb.xlsx", ContentType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", Data: documenttest.XLSXBomb(58<<20, 4)},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		_, err := ex.Run(ctx, call(settings(""), doc, `{"file_url":"u"}`))
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		cancel()
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %v; %d MiB allocated in %s", doc.Name, err, allocated>>20, took)
+		require.True(t, apperr.Is(err, apperr.OverBudget), "%s: %v", doc.Name, err)
+		require.Equal(t, 422, apperr.Status(apperr.CodeOf(err)))
+		require.Less(t, allocated, uint64(64<<20), doc.Name)
+	}
+	require.Empty(t, m.requests, "nothing refused reaches the model")
 }
