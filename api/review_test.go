@@ -152,6 +152,7 @@ func TestResolvingActionReleasesTheClaim(t *testing.T) {
 	require.Equal(t, f.taskID, f.next(t, alice))
 	require.NotNil(t, f.taskRow(t, f.taskID).ClaimedBy)
 
+	f.token = f.mintAs(t, alice, f.stepID, 201).Body["session_token"].(string)
 	r := f.verb(t, "action", map[string]any{"op": "approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "ok"}}}})
 	require.Equal(t, 200, r.Status, string(r.Raw))
 	task := f.taskRow(t, f.taskID)
@@ -185,4 +186,78 @@ func TestTaskFeedMergesTheLiveDescriptor(t *testing.T) {
 	require.Equal(t, 404, r.Status)
 	r = f.api.call(t, "GET", "/api/tasks/"+f.taskID+"/feed", f.tenant.AgentToken, nil)
 	require.Equal(t, 401, r.Status)
+}
+
+// mintAs mints a session on step with a reviewer's host token and requires
+// the status.
+func (f *runtimeFixture) mintAs(t *testing.T, token, stepID string, status int) response {
+	t.Helper()
+	r := f.api.call(t, "POST", "/api/app-tools/sessions", token, map[string]string{"step_id": stepID})
+	require.Equal(t, status, r.Status, string(r.Raw))
+	return r
+}
+
+// TestClaimHoldsTheTaskOnTheAPI is issue 23's MEDIUM 6: reviewer 2's host
+// token minted a session on a task reviewer 1 held (201) and approved it
+// (200), and a third mint could end the holder's session. While the claim
+// is live only its holder mints or acts; a session minted before the claim
+// by someone else is refused too. After an abort or the claim's end,
+// anyone may again.
+func TestClaimHoldsTheTaskOnTheAPI(t *testing.T) {
+	t.Parallel()
+	f := newRuntimeFixture(t)
+	generousRate(f.api)
+	_, alice := f.reviewer(t, "alice")
+	_, bob := f.reviewer(t, "bob")
+	note := map[string]any{"op": "note_only", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "n"}}}}
+	approve := map[string]any{"op": "approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "ok"}}}}
+	early := f.token // the admin's session, minted before anyone claimed the task
+	require.Equal(t, f.taskID, f.next(t, alice))
+	claim := f.taskRow(t, f.taskID)
+	var aliceRow models.User
+	require.NoError(t, f.db().Where("id = ?", *claim.ClaimedBy).Take(&aliceRow).Error)
+
+	// Bob's mints are refused, naming the claim, and end nobody's session.
+	held := f.mintAs(t, alice, f.stepID, 201).Body["session_token"].(string)
+	for range 3 {
+		r := f.mintAs(t, bob, f.stepID, 409)
+		require.Contains(t, r.Body["error"], aliceRow.Email)
+		require.Contains(t, r.Body["error"], claim.ClaimExpiresAt.UTC().Format(time.RFC3339))
+	}
+	f.mintAs(t, f.tenant.HostToken, f.stepID, 409)
+	var live int64
+	require.NoError(t, f.db().Model(&models.AppSession{}).Where("task_id = ? AND revoked_at IS NULL", f.taskID).Count(&live).Error)
+	require.EqualValues(t, 2, live, "the early session and alice's")
+
+	// The session minted before the claim can no longer act, nor approve.
+	f.token = early
+	r := f.verb(t, "action", approve)
+	require.Equal(t, 409, r.Status, string(r.Raw))
+	require.Contains(t, r.Body["error"], aliceRow.Email)
+	r = f.verb(t, "action", note)
+	require.Equal(t, 409, r.Status, string(r.Raw))
+	var decisions int64
+	require.NoError(t, f.source.DB.Table("decisions").Count(&decisions).Error)
+	require.Zero(t, decisions, "a refused action writes nothing")
+	var aw models.TaskAwait
+	require.NoError(t, f.db().Where("id = ?", f.awaitID).Take(&aw).Error)
+	require.Equal(t, models.AwaitPending, aw.Status)
+
+	// The holder acts.
+	f.token = held
+	r = f.verb(t, "action", note)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+
+	// Put back, the task is anyone's: bob mints; claimed by bob, then past
+	// its time, alice mints again and the early session acts.
+	r = f.api.call(t, "POST", "/api/review/tasks/"+f.taskID+"/abort", alice, nil)
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	f.mintAs(t, bob, f.stepID, 201)
+	require.Equal(t, f.taskID, f.next(t, bob))
+	f.mintAs(t, alice, f.stepID, 409)
+	require.NoError(t, f.db().Model(&models.Task{}).Where("id = ?", f.taskID).Update("claim_expires_at", time.Now().Add(-time.Second)).Error)
+	f.mintAs(t, alice, f.stepID, 201)
+	f.token = f.mintAs(t, f.tenant.HostToken, f.stepID, 201).Body["session_token"].(string)
+	r = f.verb(t, "action", approve)
+	require.Equal(t, 200, r.Status, string(r.Raw))
 }

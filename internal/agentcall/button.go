@@ -159,6 +159,7 @@ func (s *Service) replaceCard(ctx context.Context, call *models.ToolCall, who Cl
 
 // answer completes a call with a button's result and releases its await.
 func (s *Service) answer(ctx context.Context, call *models.ToolCall, t models.Task, who Clicker, buttonID string, reply agenttool.Reply) error {
+	reply = reply.Storable()
 	now := time.Now().UTC()
 	return s.st.Tx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&models.ToolCall{}).Where("id = ? AND status = ? AND clicked_by = ?", call.ID, models.ToolCallClicking, who.Actor).

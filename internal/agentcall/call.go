@@ -153,7 +153,17 @@ func (s *Service) Call(ctx context.Context, c task.Caller, taskID string, in Cal
 
 	out, callErr := s.run(ctx, c.WorkspaceID, jobs.AgentToolCall{ToolCallID: call.ID})
 	if err := s.finishCall(context.WithoutCancel(ctx), c, &call, &step, decl, out.Reply, out.Producer, callErr); err != nil {
-		return CallView{}, err
+		if callErr != nil {
+			return CallView{}, err
+		}
+		// The result could not be stored: the call fails instead of
+		// staying running, and says so.
+		s.log.ErrorContext(ctx, "agentcall: record tool result", "tool_call_id", call.ID, "error", err.Error())
+		callErr = apperr.New(apperr.BadGateway, "tool %q answered a result that could not be recorded", decl.Name)
+		call.Result, call.Card, step.Output = nil, nil, nil
+		if err := s.finishCall(context.WithoutCancel(ctx), c, &call, &step, decl, agenttool.Reply{}, out.Producer, callErr); err != nil {
+			return CallView{}, err
+		}
 	}
 	if callErr != nil {
 		return CallView{}, callErr
@@ -168,6 +178,7 @@ func (s *Service) finishCall(ctx context.Context, c task.Caller, call *models.To
 	now := time.Now().UTC()
 	call.UpdatedAt, step.UpdatedAt = now, now
 	call.Producer = producer
+	reply = reply.Storable()
 	payload := map[string]any{"tool_call_id": call.ID, "name": decl.Name, "display_name": decl.DisplayName}
 	switch {
 	case callErr != nil:

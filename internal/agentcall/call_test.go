@@ -141,3 +141,24 @@ func TestToolCallRefusals(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, calls)
 }
+
+// TestToolCallResultWithNUL is issue 23's LOW: a tool answering text with a
+// NUL byte answered 500 and left its call running (Postgres stores no
+// U+0000). The call completes, each NUL stored as U+FFFD.
+func TestToolCallResultWithNUL(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20*time.Second, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("before\x00after\x00"))
+	})
+	f.startLookupWorker(t)
+	v, err := f.svc.Call(context.Background(), f.caller, f.taskID, agentcall.CallInput{Name: "echo"})
+	require.NoError(t, err)
+	require.Equal(t, models.ToolCallCompleted, v.Status)
+	require.Equal(t, "before\uFFFDafter\uFFFD", v.Result.Content)
+	calls, err := f.svc.ListCalls(context.Background(), f.taskID)
+	require.NoError(t, err)
+	require.Len(t, calls, 1)
+	require.Equal(t, models.ToolCallCompleted, calls[0].Status, "recorded, not left running")
+	require.Equal(t, "before\uFFFDafter\uFFFD", calls[0].Result.Content)
+}

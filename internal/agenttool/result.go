@@ -57,6 +57,23 @@ type Reply struct {
 	Pending  *PendingInput `json:"pending_input,omitempty"`
 }
 
+// NULReplacement stands in a stored result for each NUL character a reply's
+// text held: Postgres stores no U+0000 in text or jsonb, and a text/plain
+// reply (or a builtin's output) may hold one.
+const NULReplacement = "\uFFFD"
+
+// Storable returns r with each NUL character of its text replaced by
+// NULReplacement, so it can be recorded (a card's text is strict JSON,
+// which refuses NUL already).
+func (r Reply) Storable() Reply {
+	for _, s := range []*string{&r.Content, &r.Markdown, &r.EmbedURL} {
+		if strings.IndexByte(*s, 0) >= 0 {
+			*s = strings.ReplaceAll(*s, "\x00", NULReplacement)
+		}
+	}
+	return r
+}
+
 // Display returns the channel the host shows: the card when pending, else
 // embedUrl, else markdown, else the text.
 func (r Reply) Display() Display {

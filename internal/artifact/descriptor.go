@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -123,7 +124,9 @@ type MintRequest struct {
 // Mint checks that the step is an app-tool step of the caller's workspace,
 // reads its configured tool, bundle, binding and await as they are now, mints
 // a session (which may revoke the task's oldest, see session.Issuer.Mint) and
-// returns the descriptor. A step that does not exist, is not an app-tool step
+// returns the descriptor. While a review claim on the task is live, only its
+// holder may mint (409 naming the claim, review.CheckClaim), checked under
+// the mint's lock on the task. A step that does not exist, is not an app-tool step
 // or belongs to another workspace is the same 404, so other workspaces' steps
 // cannot be probed.
 func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) {
@@ -141,6 +144,11 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 		WorkspaceID: req.WorkspaceID, TaskID: d.TaskID, AgentID: d.agentID, StepID: d.StepID,
 		ConfiguredToolID: d.ConfiguredToolID, BindingID: d.BindingID, UserID: req.UserID, TokenID: req.TokenID,
 		Replaces: req.Replaces,
+		// While someone holds the task's review claim, only they may mint:
+		// another mint would act on their task, and may end their session.
+		GuardFunc: func(ctx context.Context, tx *gorm.DB) error {
+			return review.CheckClaim(ctx, tx, d.TaskID, req.UserID)
+		},
 	})
 	if err != nil {
 		return Descriptor{}, err

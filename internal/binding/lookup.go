@@ -102,10 +102,33 @@ func (s *Service) evictAll(context.Context) error {
 	return nil
 }
 
+// announceBeforeCommit tells every replica, this one included, that id is
+// being saved or deleted, inside the save's transaction and before it
+// commits, and waits (bounded) until each has evicted its entry. A Redis
+// that cannot carry it is the save's error (503, apperr.Unavailable): the
+// transaction rolls back, so no replica serves for up to MaxStaleness a
+// binding saved without it, as token revocation does (auth.TokenCache.Revoke).
+// A replica may read the row again before the commit, so announce follows
+// the commit.
+func (s *Service) announceBeforeCommit(ctx context.Context, id string) error {
+	if s.broadcast == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, announceWait+time.Second)
+	defer cancel()
+	if err := s.broadcast.Publish(ctx, id, announceWait); err != nil {
+		return apperr.Wrap(err, apperr.Unavailable, "binding %s was not saved: its change cannot reach every replica while Redis is unavailable; retry shortly", id)
+	}
+	return nil
+}
+
 // announce tells every replica, this one included, that id was saved or
-// deleted, and waits (bounded) until each has evicted its entry. A Redis
-// failure here is logged, not returned: the save has committed, and entries
-// age out within MaxStaleness on their own.
+// deleted, and waits (bounded) until each has evicted its entry: once the
+// save has committed, it evicts what a replica read between
+// announceBeforeCommit and the commit. A Redis failure here is logged, not
+// returned: the save has committed and its announcement before the commit
+// reached every replica; an entry read in between ages out within
+// MaxStaleness.
 func (s *Service) announce(ctx context.Context, id string) {
 	s.evict(id)
 	if s.broadcast == nil {

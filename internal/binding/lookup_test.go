@@ -16,6 +16,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
+	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -314,4 +315,48 @@ func TestALoadThatRacesASaveDoesNotCacheTheOldRow(t *testing.T) {
 	l, err := reader.Lookup(ctx, b.ID)
 	require.NoError(t, err)
 	require.Equal(t, 2, l.Version, "the next call reads the saved version")
+}
+
+// TestSaveWithoutRedisIsRefused is issue 23's LOW: a binding save during a
+// Redis outage answered 200 while another replica kept serving the removed
+// op for up to MaxStaleness. With Redis stopped, an update and a delete
+// are 503 and change nothing; the other replica's entry stays the truth.
+func TestSaveWithoutRedisIsRefused(t *testing.T) {
+	t.Parallel()
+	st := testkit.Tx(t)
+	embedded, err := rdb.StartEmbedded()
+	require.NoError(t, err)
+	t.Cleanup(embedded.Close)
+	opts, err := redis.ParseURL(embedded.URL)
+	require.NoError(t, err)
+	opts.MaxRetries = -1
+	rc := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rc.Close() })
+	one := newService(t, st, rc, "outage:", nil)
+	two := newService(t, st, rc, "outage:", nil)
+	ws, integ := dataSource(t, st)
+	ctx := context.Background()
+	b, err := one.Create(ctx, ws, "test", bindingspec.Input{Name: "b", BindingKind: bindingspec.KindPostgres, IntegrationID: integ, AllowedOperations: opsWithColumns("a", "b")})
+	require.NoError(t, err)
+	_, err = two.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+
+	embedded.Close()
+	_, err = one.Update(ctx, ws, b.ID, "test", binding.Patch{AllowedOperations: opsWithColumns("a")})
+	require.True(t, apperr.Is(err, apperr.Unavailable), "the save is a 503: %v", err)
+	require.Contains(t, err.Error(), "was not saved")
+	err = one.Delete(ctx, ws, b.ID, "test")
+	require.True(t, apperr.Is(err, apperr.Unavailable), "the delete is a 503: %v", err)
+
+	var row models.Binding
+	require.NoError(t, st.DB.Where("id = ?", b.ID).Take(&row).Error)
+	require.Equal(t, 1, row.Version, "nothing was saved")
+	var versions, audits int64
+	require.NoError(t, st.DB.Model(&models.BindingVersion{}).Where("binding_id = ?", b.ID).Count(&versions).Error)
+	require.EqualValues(t, 1, versions)
+	require.NoError(t, st.DB.Model(&models.AuditEntry{}).Where("target_id = ?", b.ID).Count(&audits).Error)
+	require.EqualValues(t, 1, audits, "only the create is audited")
+	l, err := two.Lookup(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, writeColumns(t, l), "what the other replica serves is what is saved")
 }

@@ -151,6 +151,8 @@ func (s *Service) Create(ctx context.Context, workspaceID, actor string, in bind
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("binding: create: %w", err)
 		}
+		// A new binding is cached nowhere yet: announcing it after the
+		// commit is enough.
 		return recordSave(ctx, tx, row, bindingspec.Diff(nil, next), actor, AuditCreate, nil)
 	})
 	if err != nil {
@@ -245,7 +247,10 @@ func (s *Service) saveOver(ctx context.Context, workspaceID, id, actor, action s
 		if res.RowsAffected == 0 {
 			return apperr.Conflictf("binding %s was saved by someone else meanwhile: reload it and apply your change again", id)
 		}
-		return recordSave(ctx, tx, row, bindingspec.Diff(&prev, next), actor, action, restoredFrom)
+		if err := recordSave(ctx, tx, row, bindingspec.Diff(&prev, next), actor, action, restoredFrom); err != nil {
+			return err
+		}
+		return s.announceBeforeCommit(ctx, row.ID)
 	})
 	if err != nil {
 		if store.IsUniqueViolation(err) {
@@ -276,10 +281,13 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id, actor string) err
 		if err := tx.Where("id = ?", id).Delete(&models.Binding{}).Error; err != nil {
 			return fmt.Errorf("binding: delete: %w", err)
 		}
-		return audit.Record(ctx, tx, audit.Entry{
+		if err := audit.Record(ctx, tx, audit.Entry{
 			WorkspaceID: workspaceID, Actor: actorOrSystem(actor), Action: AuditDelete, TargetType: "binding", TargetID: id,
 			Detail: map[string]any{"name": cur.Name, "version": cur.Version},
-		})
+		}); err != nil {
+			return err
+		}
+		return s.announceBeforeCommit(ctx, id)
 	})
 	if err != nil {
 		return err

@@ -26,7 +26,8 @@ type actionPayload struct {
 // Action runs an action (ARCHITECTURE.md, decisions 2, 7 and 8). Its
 // write intent is committed first (409 when the step's await is settled).
 // Then, in one platform transaction: the step's await is locked (409 when it
-// is no longer pending), the writes run in one data-source transaction, the
+// is no longer pending), the task's review claim checked (409 when someone
+// else holds it, review.CheckClaim), the writes run in one data-source transaction, the
 // http_calls next; only when every upstream answered 2xx are the writes
 // committed, and then the await release, the resume event and the feed row
 // (the intent's completion) are committed together. A non-2xx upstream
@@ -103,6 +104,11 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 	resolved, committed, lost := false, false, false
 	err = s.Store.Tx(ctx, func(db *gorm.DB) error {
 		if err := review.LockSessionAwait(ctx, db, c); err != nil {
+			return err
+		}
+		// A session minted before someone else claimed the task acts on it
+		// no more: the claim holder alone, until the claim ends.
+		if err := review.CheckClaim(ctx, db, c.TaskID, c.UserID); err != nil {
 			return err
 		}
 		var err error

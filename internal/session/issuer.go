@@ -178,6 +178,12 @@ type MintInput struct {
 	// renewal never ends another reviewer's session. Empty, or not such a
 	// session, replaces nothing.
 	Replaces string
+	// GuardFunc, when set, runs inside the mint's transaction once the task's
+	// row is locked, before any session is revoked or recorded: its error
+	// refuses the mint (a review claim held by someone else,
+	// review.CheckClaim), and the lock keeps what it checked from changing
+	// until the session is recorded.
+	GuardFunc func(ctx context.Context, tx *gorm.DB) error
 }
 
 // Mint issues a session token for in, living the issuer's TTL, and records
@@ -231,6 +237,11 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 			Where("id = ? AND workspace_id = ?", in.TaskID, in.WorkspaceID).Take(&task).Error
 		if err := store.NotFound(err, "session: lock task", "task "+in.TaskID); err != nil {
 			return err
+		}
+		if in.GuardFunc != nil {
+			if err := in.GuardFunc(ctx, tx); err != nil {
+				return err
+			}
 		}
 		var live []models.AppSession
 		if err := tx.Where("task_id = ? AND revoked_at IS NULL AND expires_at > ?", in.TaskID, now).
