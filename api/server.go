@@ -87,6 +87,7 @@ func New(svc Services) *fiber.App {
 		Proxies: svc.Proxies,
 	})
 	web.MountHealth(app, svc.Log, svc.Health...)
+	web.MountFavicon(app)
 	s.routes(app)
 	return app
 }

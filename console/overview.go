@@ -21,6 +21,32 @@ type overviewPage struct {
 	// ParkedByAgent counts the parked tasks per agent, with the oldest's
 	// age; the first is the oldest overall.
 	ParkedByAgent []review.ParkedByAgent
+	// Next is the one thing to do now.
+	Next nextStep
+}
+
+// nextStep is the overview's Next panel, computed from the workspace's
+// state: the longest-parked task to review (open its artifact, approve, see
+// the task resume), else where the reviewed tasks' resumes went, else how to
+// park a first one.
+type nextStep struct {
+	// Parked is the longest-parked task; nil when none waits for a review.
+	Parked *task.Summary
+	// Tasks counts every task of the workspace.
+	Tasks int64
+}
+
+// nextStepOf picks the Next panel's content from the parked tasks (longest
+// parked first) and the task counts per status.
+func nextStepOf(parked []task.Summary, counts map[string]int64) nextStep {
+	var n nextStep
+	if len(parked) > 0 {
+		n.Parked = &parked[0]
+	}
+	for _, c := range counts {
+		n.Tasks += c
+	}
+	return n
 }
 
 // count is one figure of the overview, linking to its page.
@@ -31,7 +57,8 @@ type count struct {
 }
 
 // showOverview answers GET /: the workspace, what it holds, and the parked
-// tasks that need attention, longest-parked first.
+// tasks that need attention, longest-parked first, under a Next panel that
+// says what to do now.
 func (s *server) showOverview(c *fiber.Ctx) error {
 	ctx, a := c.UserContext(), adminOf(c)
 	ws, err := s.Admin.GetWorkspace(ctx, a.WorkspaceID, a.WorkspaceID)
@@ -90,5 +117,6 @@ func (s *server) showOverview(c *fiber.Ctx) error {
 			{"Live sessions", len(sessions), "/sessions"},
 		},
 		TaskCounts: taskCounts, TaskStatuses: task.Statuses, Parked: parked, ParkedByAgent: byAgent,
+		Next: nextStepOf(parked, taskCounts),
 	})
 }

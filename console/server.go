@@ -134,6 +134,7 @@ func New(svc Services) (*fiber.App, error) {
 	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console"), Proxies: svc.Proxies})
 	app.Use(securityHeaders)
 	web.MountHealth(app, svc.Log, svc.Health...)
+	web.MountFavicon(app)
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, fmt.Errorf("console: static files: %w", err)
