@@ -14,14 +14,17 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/openapi"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -59,9 +62,12 @@ func TestDevModeCrawl(t *testing.T) {
 				{"admin", info.AdminEmail, info.AdminPassword},
 				{"reviewer", reviewer, reviewerPassword},
 			} {
-				pages, failures := crawlConsole(t, info.ConsoleURL, role.email, role.password)
-				t.Logf("crawl %s %s: pages=%d failures=%d", dialect, role.name, pages, len(failures))
-				require.Empty(t, failures, "%s on %s", role.name, dialect)
+				crawl := crawlConsole(t, info.ConsoleURL, role.email, role.password)
+				t.Logf("crawl %s %s: pages=%d failures=%d", dialect, role.name, crawl.visited, len(crawl.failures))
+				require.Empty(t, crawl.failures, "%s on %s", role.name, dialect)
+				shown, errs := browseConsole(t, info.ConsoleURL, role.email, role.password, crawl.pages)
+				t.Logf("crawl %s %s in Chromium: pages=%d console_errors=%d", dialect, role.name, shown, len(errs))
+				require.Empty(t, errs, "%s on %s: the browser's console", role.name, dialect)
 			}
 			routes, failures := callOpenAPIGets(t, info)
 			t.Logf("crawl %s api: routes=%d failures=%d", dialect, routes, len(failures))
@@ -151,11 +157,20 @@ var (
 	csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 )
 
+// consoleCrawl is what crawlConsole found: how many links it followed, the
+// HTML pages among them (request URIs, in the order visited), and one line
+// per failure.
+type consoleCrawl struct {
+	visited  int
+	pages    []string
+	failures []string
+}
+
 // crawlConsole signs in and visits every same-origin link (href and src) of
-// every page reached, breadth first from the landing page; it returns the
-// number of pages visited and one line per failure (a 5xx, a 404, or a page
-// that failed to load).
-func crawlConsole(t *testing.T, base, email, password string) (int, []string) {
+// every page reached, breadth first from the landing page; a failure is a
+// 5xx, a 404, a 403 (a link shown to someone who may not follow it), or a
+// page that failed to load.
+func crawlConsole(t *testing.T, base, email, password string) consoleCrawl {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
@@ -177,7 +192,7 @@ func crawlConsole(t *testing.T, base, email, password string) (int, []string) {
 	require.NoError(t, err)
 	seen := map[string]bool{res.Request.URL.RequestURI(): true}
 	queue := []string{res.Request.URL.RequestURI()}
-	var failures []string
+	var failures, pages []string
 	const maxPages = 600
 	for len(queue) > 0 && len(seen) <= maxPages {
 		page := queue[0]
@@ -189,13 +204,14 @@ func crawlConsole(t *testing.T, base, email, password string) (int, []string) {
 		}
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode >= 500 || res.StatusCode == 404 {
+		if res.StatusCode >= 500 || res.StatusCode == 404 || res.StatusCode == 403 {
 			failures = append(failures, fmt.Sprintf("%s: %d", page, res.StatusCode))
 			continue
 		}
 		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 			continue
 		}
+		pages = append(pages, page)
 		for _, l := range hrefAttr.FindAllSubmatch(body, -1) {
 			link, err := res.Request.URL.Parse(htmlUnescape(string(l[1])))
 			if err != nil || link.Host != origin.Host || skipLink(link.Path) {
@@ -209,7 +225,106 @@ func crawlConsole(t *testing.T, base, email, password string) (int, []string) {
 	}
 	require.Less(t, len(seen), maxPages, "the crawl stays bounded")
 	sort.Strings(failures)
-	return len(seen), failures
+	return consoleCrawl{visited: len(seen), pages: pages, failures: failures}
+}
+
+// browseConsole signs in through the login form in Chromium and opens one
+// page of each kind the HTTP crawl found (kinds by pagePattern), waiting for
+// each to finish loading. It returns the number of pages shown and one line
+// per error the browser's console logged: an uncaught exception, a
+// console.error, or a browser log entry at error level (a resource that
+// failed to load, a Content-Security-Policy violation).
+func browseConsole(t *testing.T, base, email, password string, pages []string) (int, []string) {
+	t.Helper()
+	ctx := browser.New(t)
+	listening, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	messages := chromedp.Console(listening)
+	var (
+		mu      sync.Mutex
+		current = "/login"
+		errs    []string
+	)
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				errs = append(errs, fmt.Sprintf("%s: %s (%s)", current, m, m.URL))
+				mu.Unlock()
+			}
+		}
+	}()
+	at := func(page string) {
+		mu.Lock()
+		current = page
+		mu.Unlock()
+	}
+	loaded := browser.Poll(`document.readyState === "complete"`, 20*time.Second)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), password),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.signout`)),
+	), "sign in as %s in Chromium", email)
+
+	kinds := map[string]bool{}
+	shown := 0
+	for _, page := range pages {
+		kind := pagePattern(page)
+		if kinds[kind] {
+			continue
+		}
+		kinds[kind] = true
+		at(page)
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+page), loaded); err != nil {
+			mu.Lock()
+			errs = append(errs, page+": "+err.Error())
+			mu.Unlock()
+			continue
+		}
+		shown++
+	}
+	// A last page, so that what the previous one logged while it unloaded is
+	// read before the subscription ends.
+	at("(after the last page)")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+	stopListening()
+	<-collected
+	mu.Lock()
+	defer mu.Unlock()
+	sort.Strings(errs)
+	return shown, errs
+}
+
+var idSegment = regexp.MustCompile(`^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9]+)$`)
+
+// pagePattern is the kind of a page: its path with ids (and version
+// numbers) as {id}, and its sorted query keys. /tasks/<uuid>?tab=x and
+// /tasks/<uuid>?tab=y are one kind; /tasks and /tasks?status=x are two.
+func pagePattern(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uri
+	}
+	segs := strings.Split(u.Path, "/")
+	for i, s := range segs {
+		if idSegment.MatchString(s) {
+			segs[i] = "{id}"
+		}
+	}
+	keys := make([]string, 0, len(u.Query()))
+	for k := range u.Query() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(segs, "/") + "?" + strings.Join(keys, "&")
 }
 
 // skipLink leaves out what a GET would change or end: signing out.

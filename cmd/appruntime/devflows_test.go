@@ -244,9 +244,12 @@ func runDevFlows(t *testing.T, dialect string) {
 	console.post(t, "/tasks/"+task+"/messages", url.Values{"message": {"Thanks."}})
 	require.Contains(t, fmt.Sprint(api.do("GET", "/api/agent/tasks/"+task+"/events?after=0", info.AgentToken, nil, 200)), "Thanks.")
 
-	pages, failures := crawlConsole(t, info.ConsoleURL, info.AdminEmail, info.AdminPassword)
-	t.Logf("flows %s: console pages after the flows=%d failures=%d", dialect, pages, len(failures))
-	require.Empty(t, failures)
+	crawl := crawlConsole(t, info.ConsoleURL, info.AdminEmail, info.AdminPassword)
+	t.Logf("flows %s: console pages after the flows=%d failures=%d", dialect, crawl.visited, len(crawl.failures))
+	require.Empty(t, crawl.failures)
+	shown, errs := browseConsole(t, info.ConsoleURL, info.AdminEmail, info.AdminPassword, crawl.pages)
+	t.Logf("flows %s: in Chromium after the flows: pages=%d console_errors=%d", dialect, shown, len(errs))
+	require.Empty(t, errs, "the browser's console")
 
 	require.NotContains(t, p.stderr.String(), `"level":"ERROR"`, "no error logged during the flows")
 	_, err = p.stop(t)
