@@ -9,8 +9,7 @@ import (
 )
 
 // adminWorkspaceRoutes mounts /api/admin/workspaces. An admin token sees and
-// edits its own workspace; it cannot create one (ARCHITECTURE.md, decision
-// 9): an operator does, with `appruntime workspace create`.
+// edits its own workspace; it cannot create one (docs/architecture.md#9-operators-create-workspaces): an operator does, with `appruntime workspace create`.
 func (s *server) adminWorkspaceRoutes(app *fiber.App) {
 	adminOnly := s.requireToken(models.ScopeAdmin)
 	app.Get("/api/admin/workspaces", adminOnly, s.listWorkspaces)

@@ -66,8 +66,7 @@ func TestWriteChangesOneRowAndRecordsOneFeedRow(t *testing.T) {
 	require.NoError(t, f.source.DB.Raw("SELECT status FROM invoices WHERE id = 2").Scan(&status).Error)
 	require.Equal(t, "on_hold", status)
 
-	// The feed row is committed just after the reply (README, "The write
-	// guarantee").
+	// The feed row is committed just after the reply (docs/architecture.md#the-write-guarantee).
 	var feed []models.FeedEvent
 	require.Eventually(t, func() bool {
 		return f.db().Where("task_id = ?", f.taskID).Find(&feed).Error == nil && len(feed) == 1

@@ -6,7 +6,7 @@ import (
 
 // releaseAwait answers POST /tasks/:id/awaits/:await/release: an admin
 // releases a parked task's pending await, which resumes the agent exactly as
-// an action with resolves_await would (ARCHITECTURE.md decision 3), for the
+// an action with resolves_await would (docs/architecture.md#3-parked-tasks-are-seen), for the
 // reason the form's note gives (required).
 func (s *server) releaseAwait(c *fiber.Ctx) error {
 	a := adminOf(c)

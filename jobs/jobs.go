@@ -17,7 +17,7 @@ type Args interface {
 	Kind() string
 }
 
-// Queue classes (ARCHITECTURE.md, "Queues").
+// Queue classes (docs/architecture.md#queues).
 const (
 	QueueLookup  = "lookup"
 	QueueExtract = "extract"

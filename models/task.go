@@ -100,7 +100,7 @@ const (
 	FeedArtifact      = "artifact"
 	// FeedAgentActionUnknown records a write or action cut off by a crash
 	// between its data-source commit and its feed row: whether the data
-	// source committed it is not known (README, "The write guarantee").
+	// source committed it is not known (docs/architecture.md#the-write-guarantee).
 	FeedAgentActionUnknown = "agent_action_unknown"
 )
 

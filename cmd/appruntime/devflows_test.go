@@ -30,7 +30,7 @@ import (
 )
 
 // TestDevModeFlows starts appruntime dev on its embedded defaults (SQLite
-// and the in-process Redis) and on Postgres, runs the README's walk-through,
+// and the in-process Redis) and on Postgres, runs the walk-through (docs/walkthrough.md),
 // then drives the product's main flows over HTTP the way an agent platform,
 // a host page and an admin do: the summary pass against a loopback
 // OpenAI-compatible model that answers key details of every JSON kind; a
@@ -89,7 +89,7 @@ func runDevFlows(t *testing.T, dialect string) {
 		require.Contains(t, p.stdout.String(), printed, "the banner prints what dev.json holds")
 	}
 	// Building an artifact with curl: every block, every call 2xx.
-	runREADMEBlocks(t, dir, env)
+	runWalkthroughBlocks(t, dir, env)
 
 	// The review queue: the demo's parked task is claimed and put back.
 	claim := api.do("POST", "/api/review/next", info.HostToken, nil, 200)
@@ -256,15 +256,15 @@ func runDevFlows(t *testing.T, dialect string) {
 	require.NoError(t, err, p.stderr.String())
 }
 
-// runREADMEBlocks runs the README's curl walk-through against the dev
+// runWalkthroughBlocks runs the curl walk-through (docs/walkthrough.md) against the dev
 // process started in dir; every call must answer 2xx.
-func runREADMEBlocks(t *testing.T, dir string, env []string) {
+func runWalkthroughBlocks(t *testing.T, dir string, env []string) {
 	t.Helper()
-	cmd := exec.Command("bash", "-c", curlStatusWrapper+strings.Join(readmeShellBlocks(t, readmeCurlSection), "\n"))
+	cmd := exec.Command("bash", "-c", curlStatusWrapper+strings.Join(walkthroughShellBlocks(t), "\n"))
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "the README's blocks fail\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	require.NoError(t, cmd.Run(), "the walk-through's blocks fail\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	calls := 0
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		m := httpLine.FindStringSubmatch(line)

@@ -22,7 +22,7 @@ commands:
   workspace create NAME
             create a workspace and print its first admin token (operators only)
 
-Configuration comes from environment variables; see README.md.
+Configuration comes from environment variables; see docs/operators.md.
 `
 
 func main() {

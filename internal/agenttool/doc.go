@@ -1,5 +1,4 @@
-// Package agenttool is seed 003 in appruntime's terms (ARCHITECTURE.md,
-// decision 10): an agent's tool declarations, the targets they invoke, the
+// Package agenttool is seed 003 in appruntime's terms (docs/architecture.md#10-seeds-003-and-004): an agent's tool declarations, the targets they invoke, the
 // references those targets hold, and the results their handlers return.
 //
 //   - ParseDeclaration checks a declaration as an admin saves it: a

@@ -1,5 +1,4 @@
-// Package appblock is seed 004 in appruntime's terms (ARCHITECTURE.md,
-// decision 10): an agent's final reply may carry app blocks, each an MCP
+// Package appblock is seed 004 in appruntime's terms (docs/architecture.md#10-seeds-003-and-004): an agent's final reply may carry app blocks, each an MCP
 // App (SEP-1865) the agent uploaded as an HTML asset, run by the host page
 // only after the person clicks Run, in a sandbox with no network.
 //

@@ -1,4 +1,4 @@
-// Package archtest checks the dependency rule of ARCHITECTURE.md against
+// Package archtest checks the dependency rule of docs/architecture.md#layers against
 // what the packages really import (go list), so a change that breaks it
 // fails here with the offending import named.
 package archtest

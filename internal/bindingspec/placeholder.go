@@ -31,7 +31,7 @@ var (
 // URL whose authority is literal except for at most one placeholder filling
 // exactly one whole DNS label of the host, followed by at least two literal
 // labels, so that the value never chooses the registrable domain
-// (ARCHITECTURE.md, decision 1). Placeholders elsewhere (path, query) must be
+// (docs/architecture.md#1-host-placeholders). Placeholders elsewhere (path, query) must be
 // well-formed.
 func checkCallURL(raw string) error {
 	if raw == "" {

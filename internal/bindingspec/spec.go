@@ -97,7 +97,7 @@ func (r *Request) Call(op, baseURL, integrationID string) *HTTPCall {
 }
 
 // Action is a named bundle of writes and http_calls run as one unit
-// (ARCHITECTURE.md, decision 2). Action names are their own namespace.
+// (docs/architecture.md#2-action-atomicity). Action names are their own namespace.
 type Action struct {
 	Name          string   `json:"name"`
 	Writes        []string `json:"writes,omitempty"`     // names of `writes` ops, run in order in one transaction

@@ -195,7 +195,7 @@ func TestValidateRefusals(t *testing.T) {
 		{"capabilities not names", "b", "postgres", "$PG", `{"capabilities":[{"name":"list_files"}]}`,
 			`capabilities must be an array of capability names`},
 
-		// http_calls: URL and host placeholders (ARCHITECTURE.md, decision 1).
+		// http_calls: URL and host placeholders (docs/architecture.md#1-host-placeholders).
 		{"url absent", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET"}`), `http_calls[0] "lookup": url is required`},
 		{"url relative", "b", "rest", "-", oneCall(`{"op":"lookup","method":"GET","url":"/accounts"}`),
 			`http_calls[0] "lookup": url "/accounts" must be an absolute http or https URL`},

@@ -12,8 +12,7 @@ import (
 )
 
 // TestRunOutlivesAKilledWorker: a /run whose worker is killed with SIGKILL
-// while the script runs. What the design promises (README, "Running a
-// tool: /run"):
+// while the script runs. What the design promises (docs/operators.md#run-on-the-worker-fleet):
 //   - the API still answers at the run's deadline, with 504: it waits on
 //     its own clock, not on the worker;
 //   - the sandbox dies with its worker (bwrap --die-with-parent), so no

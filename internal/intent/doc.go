@@ -1,5 +1,5 @@
 // Package intent makes a data-source write and its feed row survive a crash
-// together (ARCHITECTURE.md decision 8, README "The write guarantee").
+// together (docs/architecture.md#the-write-guarantee).
 //
 // The data source (the customer's database) and the platform database are
 // different databases, so no single commit covers both. Before a write may

@@ -27,7 +27,7 @@ type Batch struct {
 	ID string
 	// Open are new intents, all of one owner. One whose step's await is no
 	// longer pending is not recorded: the step's sessions may no longer
-	// write (ARCHITECTURE.md decision 7).
+	// write (docs/architecture.md#7-one-approval).
 	Open []models.WriteIntent
 	// Complete are intents whose write was answered.
 	Complete []Completion

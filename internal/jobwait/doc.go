@@ -1,5 +1,5 @@
 // Package jobwait runs a job on the worker fleet and waits for its result,
-// the way /run does (ARCHITECTURE.md, "Queues"): the caller enqueues with its
+// the way /run does (docs/architecture.md#queues): the caller enqueues with its
 // own task id, an absolute deadline and no retries, then waits for a
 // completion notification over Redis pub/sub, polling the stored result as a
 // fallback for a missed message. The worker side (Handler) runs the job with

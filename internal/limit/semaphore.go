@@ -15,7 +15,7 @@ import (
 )
 
 // ExtractionSlotsPerSurface is how many structured_data_extraction runs one
-// surface may have at once (ARCHITECTURE.md, "Queues"); a third is refused.
+// surface may have at once (docs/architecture.md#queues); a third is refused.
 const ExtractionSlotsPerSurface = 2
 
 // ExtractionHold is how long an extraction slot is kept when its holder

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkObserveVerb is the cost a runtime call pays for its metrics
-// (README "Metrics"); compare BenchmarkObserveVerbRaw, the same observation
+// (docs/operators.md#metrics); compare BenchmarkObserveVerbRaw, the same observation
 // through client_golang's label lookup.
 func BenchmarkObserveVerb(b *testing.B) {
 	m := metrics.New(metrics.Options{Capabilities: capabilities})

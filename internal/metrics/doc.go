@@ -1,5 +1,5 @@
 // Package metrics owns appruntime's Prometheus registry and every collector
-// on it (README "Metrics" lists each metric): runtime verbs, rate-limited
+// on it (docs/operators.md#metrics lists each metric): runtime verbs, rate-limited
 // calls, data-source statements, outbound calls, jobs, queues, the outbox,
 // webhook deliveries and live sessions, plus the Go runtime's and the
 // process's own. Serve exposes it on a listen address of its own

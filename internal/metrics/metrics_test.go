@@ -199,7 +199,7 @@ func TestMetricNamesFollowTheConventions(t *testing.T) {
 		"appruntime_outbox_oldest_unsent_age_seconds", "appruntime_webhook_deliveries_total",
 		"appruntime_webhook_delivery_failures_total", "appruntime_live_sessions",
 		"appruntime_http_request_duration_seconds",
-	}, ours, "the README's Metrics table lists exactly these")
+	}, ours, "docs/operators.md#metrics lists exactly these")
 	problems, err := promlint.NewWithMetricFamilies(families).Lint()
 	require.NoError(t, err)
 	require.Empty(t, problems)

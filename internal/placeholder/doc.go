@@ -4,7 +4,7 @@
 // plain string from session values only (fixed filters and values); URL,
 // Text, Header and JSON fill an http_call's url, query values, headers and
 // body_template with the escaping their position needs (seed 000, "http_calls
-// templates"; ARCHITECTURE.md, decision 1):
+// templates"; docs/architecture.md#1-host-placeholders):
 //
 //   - in the host, a placeholder fills one whole DNS label, and its value must
 //     be one (HostLabel), checked as sent, before any normalisation: 403;

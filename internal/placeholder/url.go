@@ -13,7 +13,7 @@ const MaxHostLabel = 63
 
 // MinDomainAfterPlaceholder is how many literal labels must follow a host
 // placeholder, so that a value never chooses the registrable domain
-// (ARCHITECTURE.md, decision 1; the binding's save-time check is the same).
+// (docs/architecture.md#1-host-placeholders; the binding's save-time check is the same).
 const MinDomainAfterPlaceholder = 2
 
 // maxDecodeRounds bounds how many times a path value is percent-decoded when

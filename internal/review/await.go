@@ -43,7 +43,7 @@ const ResumeEventType = "task.resumed"
 const AbortEventType = "task.aborted"
 
 // SettledError is the 409 of a write or an action on a step whose await is
-// no longer pending, resolved or aborted (ARCHITECTURE.md decision 7): its
+// no longer pending, resolved or aborted (docs/architecture.md#7-one-approval): its
 // sessions may still read, but no longer write or act.
 func SettledError() error {
 	return apperr.Conflictf("the review of this step is settled: its sessions may still read, but no longer write or act")

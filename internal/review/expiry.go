@@ -19,7 +19,7 @@ import (
 )
 
 // ReasonExpired is the reason of an await its configured tool's
-// await_expiry_seconds released (ARCHITECTURE.md decision 3).
+// await_expiry_seconds released (docs/architecture.md#3-parked-tasks-are-seen).
 const ReasonExpired = "expired"
 
 // ExpiryActor names who released an expired await.

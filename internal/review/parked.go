@@ -47,7 +47,7 @@ func checkNote(note string) (string, error) {
 }
 
 // Parked lets an admin settle a parked task that nobody will finish
-// (ARCHITECTURE.md decision 3): release its pending await, which resumes the
+// (docs/architecture.md#3-parked-tasks-are-seen): release its pending await, which resumes the
 // agent exactly as an action with resolves_await would, or abort it, which
 // fails the task and resumes nothing. Both are audited in the transaction of
 // the change. It is safe for concurrent use.

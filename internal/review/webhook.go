@@ -205,7 +205,7 @@ func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, 
 	req.Header.Set("User-Agent", "appruntime-webhook/1")
 	// Standard Webhooks headers, signed by every live secret of the
 	// keyring; for this transition release also the X-Appruntime-* ones,
-	// with the current key and the same timestamp (README "Webhooks").
+	// with the current key and the same timestamp (docs/agent-platforms.md#webhooks-standard-webhooks).
 	if err := keys.Sign(req.Header, ev.ID, now, body); err != nil {
 		return apperr.Wrap(err, apperr.Invalid, "agent %s: the resume webhook cannot be signed", agent.ID)
 	}

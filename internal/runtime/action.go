@@ -23,7 +23,7 @@ type actionPayload struct {
 	Values map[string]any            `json:"values,omitempty"`
 }
 
-// Action runs an action (ARCHITECTURE.md, decisions 2, 7 and 8). Its
+// Action runs an action (docs/architecture.md#2-action-atomicity, #7-one-approval, #8-a-write-and-its-feed-row). Its
 // write intent is committed first (409 when the step's await is settled).
 // Then, in one platform transaction: the step's await is locked (409 when it
 // is no longer pending), the task's review claim checked (409 when someone

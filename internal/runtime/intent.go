@@ -61,8 +61,7 @@ func intentRecord(verb, nameKey, name, member string, body []byte, value any) mo
 
 // completeIntent queues the turning of a committed write's intent into its
 // feed row (the intent's payload with rows_affected) and does not wait for
-// it: the write is done, and its intent already guarantees a record (README,
-// "The write guarantee"). The request may be gone by now; the record is
+// it: the write is done, and its intent already guarantees a record (docs/architecture.md#the-write-guarantee). The request may be gone by now; the record is
 // made all the same.
 func (s *Service) completeIntent(ctx context.Context, in models.WriteIntent, rowsAffected int64) error {
 	if ctx.Done() != nil {

@@ -115,8 +115,7 @@ var errShuttingDown = apperr.New(apperr.Unavailable, "the server is shutting dow
 // batch is a statement and a commit, which cost Postgres about as much as
 // the rows they carry: with two writers a busy api's batches held about 8
 // intents and Postgres spent 26 µs of CPU per intent opened; with one they
-// hold twice as many, at 19 µs, on the same two cores the api needs (README,
-// "Where a write's time goes"). A second writer lets an open skip the rest
+// hold twice as many, at 19 µs, on the same two cores the api needs (docs/performance.md#where-a-writes-time-goes). A second writer lets an open skip the rest
 // of a commit in flight, which pays only where a commit takes milliseconds
 // of disk wait rather than CPU.
 const openWriters = 1

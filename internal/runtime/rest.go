@@ -16,7 +16,7 @@ import (
 )
 
 // A rest binding's reads and writes are requests against its integration's
-// base_url through the gateway (README, "REST bindings"). A read's reply
+// base_url through the gateway (docs/admins.md#rest-bindings). A read's reply
 // must be a 2xx JSON array of objects; it answers the rows shape of a
 // postgres read, one row per object, the op's columns taken by key.
 

@@ -44,7 +44,7 @@ type TryReport struct {
 	NotSent    bool `json:"not_sent,omitempty"`
 }
 
-// Try runs in.Op of in.Binding (ARCHITECTURE.md; the console's binding page):
+// Try runs in.Op of in.Binding (docs/admins.md#the-console: the binding page's Try an op):
 // a read for real, a write inside a data-source transaction that is rolled
 // back (a rest write's request is shown, not sent), an http_call for real,
 // an action's writes rolled back and its http_calls for real. Nothing is

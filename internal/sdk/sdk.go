@@ -2,7 +2,7 @@
 // dependency-free ES module a bundle imports to speak the App Tool contract
 // (the ready/init handshake, the runtime verbs with the v2 envelope, typed
 // errors, Retry-After backoff, session renewal through the host, and the
-// bridge messages). README "The bundle SDK" documents it.
+// bridge messages). docs/bundle-authors.md#the-bundle-sdk documents it.
 package sdk
 
 import (

@@ -20,7 +20,7 @@ type Claims struct {
 }
 
 // Surface is the rate-limit surface of the session: its artifact step. Every
-// session minted for one step shares it (ARCHITECTURE.md, "Runtime contract").
+// session minted for one step shares it (docs/architecture.md#runtime-contract).
 func (c Claims) Surface() string { return c.StepID }
 
 // Values are the session placeholders a binding template may use; they always

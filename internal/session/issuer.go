@@ -36,7 +36,7 @@ const Leeway = 5 * time.Second
 
 // MaxLiveSessionsPerTask is how many sessions of one task may be live at once;
 // minting one more revokes the oldest (seed 004's "at most two apps run at
-// once; a third stops the oldest", ARCHITECTURE.md decision 4).
+// once; a third stops the oldest", docs/architecture.md#4-two-apps-per-task).
 const MaxLiveSessionsPerTask = 2
 
 // signingMethod is the one algorithm sessions are signed and verified with;

@@ -90,7 +90,7 @@ func TestMigrationsYieldTheSameSchemaOnBothDialects(t *testing.T) {
 	for _, want := range []string{"workspaces", "users", "api_tokens", "agents", "integrations", "bindings",
 		"binding_versions", "configured_tools", "bundles", "tasks", "steps", "task_awaits", "feed_events",
 		"agent_key_values", "files", "translations", "usage_records", "app_sessions", "outbox", "audit_log"} {
-		require.Contains(t, pg, want, "ARCHITECTURE.md's data model names table %s", want)
+		require.Contains(t, pg, want, "docs/architecture.md#data-model names table %s", want)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // resume webhook's sender (internal/review) calls Sign the same way with the
 // agent's keyring, the event id and the attempt's time; in the transition
 // release it also keeps its X-Appruntime-Signature, HMAC'd with
-// keyring.Current.Key() at the same timestamp (README "Webhooks").
+// keyring.Current.Key() at the same timestamp (docs/agent-platforms.md#webhooks-standard-webhooks).
 func ExampleKeyring_Sign() {
 	secret, err := webhook.ParseSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	if err != nil {

@@ -207,7 +207,7 @@ func TestNewSecretsAreDistinctAndWellFormed(t *testing.T) {
 	require.True(t, parsed.Equal(a))
 }
 
-// TestALegacySecretMigrates is the switch-over of README "Webhooks": a
+// TestALegacySecretMigrates is the switch-over of docs/agent-platforms.md#webhooks-standard-webhooks: a
 // secret issued before Standard Webhooks (whsec_ and raw url-safe base64,
 // used as HMAC key byte for byte) becomes the Standard Webhooks secret
 // "whsec_" + base64(old secret) on the receiver's side, with the same key.

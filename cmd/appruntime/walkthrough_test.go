@@ -15,31 +15,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeCurlSection is the README section whose shell blocks
-// TestREADMECurlExamplesRunAgainstDev runs.
-const readmeCurlSection = "## Building an artifact with curl"
+// walkthroughPage is the page whose shell blocks
+// TestWalkthroughCurlExamplesRunAgainstDev runs, in order.
+const walkthroughPage = "docs/walkthrough.md"
 
-// curlStatusWrapper makes every curl of the README report its status, method
-// and URL on stderr (one "HTTP <code> <method> <url>" line each) without
-// changing what it prints, so the test can check every call answered 2xx.
+// curlStatusWrapper makes every curl of the walk-through report its status,
+// method and URL on stderr (one "HTTP <code> <method> <url>" line each)
+// without changing what it prints, so the test can check every call
+// answered 2xx.
 const curlStatusWrapper = `set -euo pipefail
 curl() { command curl -w '%{stderr}HTTP %{http_code} %{method} %{url_effective}\n' "$@"; }
 `
 
-// readmeShellBlocks returns the ```sh blocks of section in the README.
-func readmeShellBlocks(t *testing.T, section string) []string {
+// walkthroughShellBlocks returns the ```sh blocks of the walk-through page.
+func walkthroughShellBlocks(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(walkthroughPage)))
 	require.NoError(t, err)
-	text := string(raw)
-	start := strings.Index(text, "\n"+section+"\n")
-	require.GreaterOrEqual(t, start, 0, "README has no %q section", section)
-	text = text[start+len(section)+2:]
-	if end := strings.Index(text, "\n## "); end >= 0 {
-		text = text[:end]
-	}
 	var blocks []string
-	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
 		blocks = append(blocks, m[1])
 	}
 	return blocks
@@ -47,13 +41,13 @@ func readmeShellBlocks(t *testing.T, section string) []string {
 
 var httpLine = regexp.MustCompile(`^HTTP (\d{3}) ([A-Z]+) (\S+)$`)
 
-func TestREADMECurlExamplesRunAgainstDev(t *testing.T) {
+func TestWalkthroughCurlExamplesRunAgainstDev(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the whole product")
 	}
-	blocks := readmeShellBlocks(t, readmeCurlSection)
-	require.GreaterOrEqual(t, len(blocks), 4, "the section shows setup, admin, agent and host blocks")
+	blocks := walkthroughShellBlocks(t)
+	require.GreaterOrEqual(t, len(blocks), 4, "the page shows setup, admin, agent and host blocks")
 	script := strings.Join(blocks, "\n")
 	for _, tool := range []string{"jq ", "python"} {
 		require.NotContains(t, script, tool, "the examples need nothing beyond curl, grep and sed")
@@ -72,7 +66,7 @@ func TestREADMECurlExamplesRunAgainstDev(t *testing.T) {
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "the README's blocks fail\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	require.NoError(t, cmd.Run(), "the walk-through's blocks fail\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	out := stdout.String()
 
 	// Every call answered 2xx, and every call the section promises was made.
