@@ -15,10 +15,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/placeholder"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/toolconfig"
-	"github.com/appruntime/appruntime/models"
 )
 
 // Limits of a declaration. The name rule is the intersection of what the
@@ -53,7 +53,7 @@ var Methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.Met
 
 // BuiltinNames are the handlers a builtin target may name: the base tools
 // that run without a configured tool.
-var BuiltinNames = []string{models.BaseTranslateText}
+var BuiltinNames = basetool.Names(basetool.IsDirect)
 
 // managedHeaders are set by the HTTP stack or by us and cannot be declared:
 // the transport frames the request (Host, Content-Length, hop-by-hop

@@ -6,12 +6,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 )
 
 func TestCheckReadOnlyQuery(t *testing.T) {
 	t.Parallel()
-	const pg, ms = toolconfig.IntegrationPostgres, toolconfig.IntegrationMSSQL
+	const pg, ms = basetool.IntegrationPostgres, basetool.IntegrationMSSQL
 	for _, tc := range []struct{ dialect, q string }{
 		{pg, "SELECT 1"},
 		{pg, "select id, name from invoices where status = $1;"},
