@@ -36,7 +36,7 @@ var leaves = []string{module + "/models", module + "/jobs", module + "/internal/
 // the table of the base tools' facts.
 var rules = []string{
 	module + "/internal/basetool", module + "/internal/bindingspec", module + "/internal/field",
-	module + "/internal/placeholder", module + "/internal/strictjson",
+	module + "/internal/placeholder", module + "/internal/schema", module + "/internal/strictjson",
 }
 
 type pkg struct {

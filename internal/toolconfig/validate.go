@@ -13,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/field"
+	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
@@ -38,14 +39,14 @@ func Validate(ctx context.Context, db *gorm.DB, workspaceID, selfID string, in I
 	if t.Config, err = checkConfig(row, in.Config); err != nil {
 		return t, err
 	}
-	schema := in.InputSchema
-	if strictjson.IsNull(schema) {
-		schema = DefaultInputSchema
+	inputSchema := in.InputSchema
+	if strictjson.IsNull(inputSchema) {
+		inputSchema = schema.DefaultInput
 	}
-	if _, err := CompileSchema(schema, "input_schema"); err != nil {
+	if _, err := schema.Compile(inputSchema, "input_schema"); err != nil {
 		return t, err
 	}
-	t.InputSchema = models.JSON(schema)
+	t.InputSchema = models.JSON(inputSchema)
 
 	if row.Integration != "" {
 		if t.IntegrationID, err = checkIntegration(db, workspaceID, in.IntegrationID, row.Integration, in.BaseTool); err != nil {
@@ -165,7 +166,7 @@ func checkConfig(row basetool.Tool, raw json.RawMessage) (models.JSON, error) {
 		if _, err := text("instructions"); err != nil {
 			return nil, err
 		}
-		if _, err := CompileSchema(cfg["output_schema"], "config.output_schema"); err != nil {
+		if _, err := schema.Compile(cfg["output_schema"], "config.output_schema"); err != nil {
 			return nil, err
 		}
 		if v, ok := cfg["pause_on_validation"]; ok {
