@@ -41,7 +41,7 @@ type settings struct {
 	Model             string            `json:"model"`
 }
 
-// input is what a bundle supplies (bindingspec.ExtractionParams).
+// input is what a bundle supplies (basetool.Tool.BundleParams).
 type input struct {
 	FileURL string   `json:"file_url"`
 	Sheets  []string `json:"sheets"`
