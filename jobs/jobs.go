@@ -48,6 +48,22 @@ func DefaultQueues() Queues {
 	return Queues{Lookup: QueueLookup, Extract: QueueExtract, Script: QueueScript, Events: QueueEvents}
 }
 
+// Of returns the queue name of a queue class (QueueLookup, QueueExtract,
+// QueueScript, QueueEvents); an unknown class is "".
+func (q Queues) Of(class string) string {
+	switch class {
+	case QueueLookup:
+		return q.Lookup
+	case QueueExtract:
+		return q.Extract
+	case QueueScript:
+		return q.Script
+	case QueueEvents:
+		return q.Events
+	}
+	return ""
+}
+
 // PrefixedQueues returns queue names prefixed with p.
 func PrefixedQueues(p string) Queues {
 	return Queues{Lookup: p + QueueLookup, Extract: p + QueueExtract, Script: p + QueueScript, Events: p + QueueEvents}
@@ -149,20 +165,6 @@ type RunTool struct {
 
 // Kind implements Args.
 func (RunTool) Kind() string { return "run_tool" }
-
-// RunQueue returns the queue class and deadline of a /run of baseTool: the
-// extraction on extract (9 min), python on script (900 s), the lookups on
-// lookup (60 s).
-func RunQueue(q Queues, baseTool string) (queue string, deadline time.Duration) {
-	switch baseTool {
-	case "structured_data_extraction":
-		return q.Extract, ExtractDeadline
-	case "python_code_tool":
-		return q.Script, ScriptDeadline
-	default:
-		return q.Lookup, LookupDeadline
-	}
-}
 
 // AwaitExpiry releases an await its configured tool's await_expiry_seconds
 // let run out, with reason "expired". Relayed from the outbox row OutboxID

@@ -15,10 +15,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/placeholder"
+	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/strictjson"
-	"github.com/appruntime/appruntime/internal/toolconfig"
-	"github.com/appruntime/appruntime/models"
 )
 
 // Limits of a declaration. The name rule is the intersection of what the
@@ -53,7 +53,7 @@ var Methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.Met
 
 // BuiltinNames are the handlers a builtin target may name: the base tools
 // that run without a configured tool.
-var BuiltinNames = []string{models.BaseTranslateText}
+var BuiltinNames = basetool.Names(basetool.IsDirect)
 
 // managedHeaders are set by the HTTP stack or by us and cannot be declared:
 // the transport frames the request (Host, Content-Length, hop-by-hop
@@ -153,7 +153,7 @@ func (d *Declaration) check() error {
 	if len(d.Input) > MaxInputSchemaBytes {
 		return apperr.Invalidf("input is %d bytes; a schema may be at most %d", len(d.Input), MaxInputSchemaBytes)
 	}
-	schema, err := toolconfig.CompileSchema(d.Input, "input")
+	compiled, err := schema.Compile(d.Input, "input")
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (d *Declaration) check() error {
 	if err := json.Unmarshal(d.Input, &root); err != nil || string(bytes.TrimSpace(root.Type)) != `"object"` {
 		return apperr.Invalidf(`input must be a JSON Schema with "type": "object" at its root (a tool's input is an object)`)
 	}
-	d.schema = schema
+	d.schema = compiled
 	return nil
 }
 
@@ -185,17 +185,17 @@ func checkText(s, field string, max int) error {
 // 400 saying where and why it fails.
 func (d *Declaration) CheckInput(input json.RawMessage) error {
 	if d.schema == nil {
-		schema, err := toolconfig.CompileSchema(d.Input, "input")
+		compiled, err := schema.Compile(d.Input, "input")
 		if err != nil {
 			return apperr.Wrap(err, apperr.Internal, "tool %q has an input schema that no longer compiles", d.Name)
 		}
-		d.schema = schema
+		d.schema = compiled
 	}
 	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	if err != nil {
 		return apperr.Invalidf("input is not valid JSON: %v", err)
 	}
-	mismatch, err := toolconfig.Mismatch(d.schema, value)
+	mismatch, err := schema.Mismatch(d.schema, value)
 	if err != nil {
 		return err
 	}

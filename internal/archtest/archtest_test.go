@@ -32,8 +32,12 @@ var leaves = []string{module + "/models", module + "/jobs", module + "/internal/
 // rules are the packages of pure rules: they import leaves and each other,
 // never a store, Redis, audit or any other internal package. bindingspec is
 // the rules of a binding document; the binding service (internal/binding)
-// answers its questions about a workspace from the database.
-var rules = []string{module + "/internal/bindingspec", module + "/internal/field", module + "/internal/placeholder", module + "/internal/strictjson"}
+// answers its questions about a workspace from the database. basetool is
+// the table of the base tools' facts.
+var rules = []string{
+	module + "/internal/basetool", module + "/internal/bindingspec", module + "/internal/field",
+	module + "/internal/placeholder", module + "/internal/schema", module + "/internal/strictjson",
+}
 
 type pkg struct {
 	ImportPath string

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/review"
@@ -340,8 +341,8 @@ func stepAwait(db *gorm.DB, step models.Step) (*string, bool, error) {
 }
 
 // servedTools lists the binding's tool ops whose tool /run can run here:
-// a configured tool of the task's agent (by display name) or translate_text
-// named directly, with its base tool served.
+// a configured tool of the task's agent (by display name) or a base tool
+// named directly (translate_text), with its base tool served.
 func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec bindingspec.Spec) ([]string, error) {
 	out := []string{}
 	if m.ToolServedFunc == nil || len(spec.Tools) == 0 {
@@ -357,9 +358,12 @@ func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec bindingspec.Spe
 		Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("artifact: load run tools: %w", err)
 	}
-	base := map[string]string{models.BaseTranslateText: models.BaseTranslateText}
+	base := map[string]string{}
+	for _, name := range basetool.Names(basetool.IsDirect) {
+		base[name] = name
+	}
 	for _, r := range rows {
-		if r.BaseTool != models.BaseAppTool {
+		if row, _ := basetool.Lookup(r.BaseTool); row.Runnable {
 			base[r.DisplayName] = r.BaseTool
 		}
 	}

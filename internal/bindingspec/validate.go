@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/field"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
@@ -537,9 +538,10 @@ func (v *validator) tools(s *Spec) error {
 	if len(s.Tools) == 0 {
 		return nil
 	}
+	direct := strings.Join(basetool.Names(basetool.IsDirect), ", ")
 	var names []string
 	for _, t := range s.Tools {
-		if t.Tool != "" && t.Tool != models.BaseTranslateText {
+		if t.Tool != "" && !isDirect(t.Tool) {
 			names = append(names, t.Tool)
 		}
 	}
@@ -560,28 +562,28 @@ func (v *validator) tools(s *Spec) error {
 			return err
 		}
 		if t.Tool == "" {
-			return apperr.Invalidf("%s: tool is required: %s or a configured tool's display name", label, models.BaseTranslateText)
+			return apperr.Invalidf("%s: tool is required: %s or a configured tool's display name", label, direct)
 		}
 		if err := checkParams(t.Params); err != nil {
 			return apperr.Invalidf("%s: %s", label, err)
 		}
-		if t.Tool == models.BaseTranslateText {
+		if isDirect(t.Tool) {
 			continue
 		}
 		configured := byName[t.Tool]
 		if len(configured) == 0 {
-			if isBaseTool(t.Tool) {
+			if _, ok := basetool.Lookup(t.Tool); ok {
 				return apperr.Invalidf("%s: tool %q needs configuring; name the display name of a configured %s (only %s is named directly)",
-					label, t.Tool, t.Tool, models.BaseTranslateText)
+					label, t.Tool, t.Tool, direct)
 			}
 			return apperr.Invalidf("%s: unknown tool %q: name %s or the display name of a configured tool in this workspace",
-				label, t.Tool, models.BaseTranslateText)
+				label, t.Tool, direct)
 		}
 		// Display names are unique per agent, not per workspace: the tool run
 		// is the one of the session's agent, so every candidate must pass.
 		for _, ct := range configured {
-			if ct.BaseTool == models.BaseAppTool {
-				return apperr.Invalidf("%s: configured tool %q is an %s, which cannot be run from a bundle", label, ct.DisplayName, models.BaseAppTool)
+			if row, _ := basetool.Lookup(ct.BaseTool); !row.Runnable {
+				return apperr.Invalidf("%s: configured tool %q is an %s, which cannot be run from a bundle", label, ct.DisplayName, ct.BaseTool)
 			}
 			// The same rule /run applies, with the same 403 (seed 000).
 			if err := CheckParams(ct.BaseTool, t.Params); err != nil {
@@ -593,13 +595,11 @@ func (v *validator) tools(s *Spec) error {
 	return nil
 }
 
-func isBaseTool(name string) bool {
-	switch name {
-	case models.BaseAppTool, models.BasePythonCode, models.BaseCSVLookup, models.BasePostgresQuery,
-		models.BaseMSSQLQuery, models.BaseExtraction, models.BaseTranslateText:
-		return true
-	}
-	return false
+// isDirect says whether a tools op naming name runs a base tool directly,
+// with nothing configured.
+func isDirect(name string) bool {
+	t, ok := basetool.Lookup(name)
+	return ok && t.Direct
 }
 
 func checkParams(params []string) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
@@ -224,7 +225,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		AfterRelease: p.nudgeRelay,
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 		Jobs:         p.RunJobs, Queues: o.Queues, ExtractionSlots: p.ExtractionSlots,
-		ServedTools: toolset.Served(o.Config, p.Files != nil),
+		ServedTools: servedTools(p.toolNeeds()),
 	}
 	if err := p.buildAgentTools(); err != nil {
 		return nil, err
@@ -415,6 +416,32 @@ func (p *Platform) Close() {
 		p.closers[i]()
 	}
 	p.closers = nil
+}
+
+// toolNeeds is what this deployment has of what the base tools need to be
+// served, from the configuration alone, so that the api answers 501 for a
+// tool whose backing service is not configured without a round trip to the
+// worker (which checks again: python's sandbox is found on the worker's host).
+func (p *Platform) toolNeeds() basetool.Needs {
+	var have basetool.Needs
+	if p.Files != nil {
+		have |= basetool.NeedsFiles
+	}
+	if p.Config.Tools.TranslateURL != "" {
+		have |= basetool.NeedsTranslateEngine
+	}
+	if p.Config.Tools.ExtractionBaseURL != "" {
+		have |= basetool.NeedsExtractionModel
+	}
+	return have
+}
+
+func servedTools(have basetool.Needs) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range basetool.Served(have) {
+		out[name] = true
+	}
+	return out
 }
 
 // capabilitiesOrNil keeps a nil *capability.Service a nil interface, which

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/jobwait"
@@ -53,12 +54,12 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	queue, budget := jobs.RunQueue(s.Queues, base)
+	queue, budget := basetool.RunsOn(s.Queues, base)
 	if s.RunDeadlineFunc != nil {
 		budget = s.RunDeadlineFunc(base)
 	}
 	deadline := time.Now().Add(budget)
-	if base == models.BaseExtraction {
+	if row, _ := basetool.Lookup(base); row.Slotted {
 		release, err := s.ExtractionSlots.AcquireUntil(ctx, c.Surface(), deadline)
 		if err != nil {
 			return Result{}, err
@@ -86,18 +87,25 @@ func (s *Service) resolveTool(ctx context.Context, c session.Claims, name string
 	err = s.Store.DB.WithContext(ctx).Select("id", "base_tool").
 		Where("agent_id = ? AND workspace_id = ? AND display_name = ?", c.AgentID, c.WorkspaceID, name).
 		Order("created_at").Take(&t).Error
+	row, isBase := basetool.Lookup(name)
 	switch {
-	case err == nil && t.BaseTool != models.BaseAppTool:
+	case err == nil && runnable(t.BaseTool):
 		return t.ID, t.BaseTool, nil
 	case err == nil:
 		return "", "", apperr.NotImplementedf("configured tool %q is an app tool, which /run cannot run", name)
 	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return "", "", fmt.Errorf("runtime: find tool %q: %w", name, err)
-	case name == models.BaseTranslateText:
+	case isBase && row.Direct:
 		return "", name, nil
 	default:
 		return "", "", apperr.NotImplementedf("tool %q is neither a configured tool of this agent nor a base tool this deployment runs", name)
 	}
+}
+
+// runnable says whether /run runs a configured tool of base.
+func runnable(base string) bool {
+	t, _ := basetool.Lookup(base)
+	return t.Runnable
 }
 
 // runInput keeps the payload keys the op lists and sets the session's ids

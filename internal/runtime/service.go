@@ -84,7 +84,7 @@ type Service struct {
 	// lacks is 501 before anything is enqueued.
 	ServedTools map[string]bool
 	// RunDeadlineFunc, when set, replaces a base tool's deadline (tests
-	// shorten it); nil keeps the queue's (jobs.RunQueue).
+	// shorten it); nil keeps the queue's (basetool.RunsOn).
 	RunDeadlineFunc func(baseTool string) time.Duration
 
 	integrations sync.Map // id → cachedIntegration

@@ -15,8 +15,8 @@ import (
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/store"
-	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/models"
 )
@@ -241,13 +241,13 @@ func checkParams(tool models.ConfiguredTool, raw json.RawMessage) (json.RawMessa
 	}
 	schemaDoc := json.RawMessage(tool.InputSchema)
 	if len(schemaDoc) == 0 {
-		schemaDoc = toolconfig.DefaultInputSchema
+		schemaDoc = schema.DefaultInput
 	}
-	schema, err := toolconfig.CompileSchema(schemaDoc, "input_schema")
+	compiled, err := schema.Compile(schemaDoc, "input_schema")
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.Conflict, "configured tool %q has an input_schema that does not compile; fix it in the admin API", tool.DisplayName)
 	}
-	if err := toolconfig.CheckParams(schema, raw); err != nil {
+	if err := schema.CheckParams(compiled, raw); err != nil {
 		return nil, err
 	}
 	return raw, nil

@@ -6,12 +6,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
+	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 )
 
 func TestCheckReadOnlyQuery(t *testing.T) {
 	t.Parallel()
-	const pg, ms = toolconfig.IntegrationPostgres, toolconfig.IntegrationMSSQL
+	const pg, ms = basetool.IntegrationPostgres, basetool.IntegrationMSSQL
 	for _, tc := range []struct{ dialect, q string }{
 		{pg, "SELECT 1"},
 		{pg, "select id, name from invoices where status = $1;"},
@@ -82,10 +84,10 @@ func TestCheckReadOnlyQuery(t *testing.T) {
 
 func TestCompileSchemaRefusesOutsideReferences(t *testing.T) {
 	t.Parallel()
-	_, err := toolconfig.CompileSchema([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"string"}}}`), "input_schema")
+	_, err := schema.Compile([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"string"}}}`), "input_schema")
 	require.NoError(t, err, "a reference inside the schema is fine")
 	for _, doc := range []string{`{"$ref":"file:///etc/passwd"}`, `{"$ref":"https://example.com/s.json"}`} {
-		_, err := toolconfig.CompileSchema([]byte(doc), "input_schema")
+		_, err := schema.Compile([]byte(doc), "input_schema")
 		require.True(t, apperr.Is(err, apperr.Invalid), doc)
 		require.Contains(t, err.Error(), "points outside the schema")
 	}

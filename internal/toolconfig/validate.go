@@ -10,39 +10,14 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/field"
+	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/models"
 )
-
-// Integration kinds the SQL base tools read from.
-const (
-	IntegrationPostgres = "postgres"
-	IntegrationMSSQL    = "mssql"
-)
-
-// configKeys lists, per configurable base tool, the config keys it takes and
-// which of them are required; any other key is refused, so a typo is caught
-// when the tool is saved rather than when it runs.
-var configKeys = map[string]struct{ required, optional []string }{
-	models.BaseAppTool:       {},
-	models.BasePythonCode:    {required: []string{"code"}},
-	models.BaseCSVLookup:     {required: []string{"file_name"}, optional: []string{"matching_strategy"}},
-	models.BasePostgresQuery: {required: []string{"query"}},
-	models.BaseMSSQLQuery:    {required: []string{"query"}},
-	models.BaseExtraction: {
-		required: []string{"instructions", "output_schema"},
-		optional: []string{"pause_on_validation", "validations", "model"},
-	},
-}
-
-// sqlIntegrationKind is the integration kind each SQL base tool needs.
-var sqlIntegrationKind = map[string]string{
-	models.BasePostgresQuery: IntegrationPostgres,
-	models.BaseMSSQLQuery:    IntegrationMSSQL,
-}
 
 // Validate checks a configured tool for the workspace and returns the row to
 // store (without id and timestamps). selfID is the tool being updated, "" on
@@ -54,30 +29,32 @@ func Validate(ctx context.Context, db *gorm.DB, workspaceID, selfID string, in I
 	if t.DisplayName, err = field.Name(in.DisplayName, "display_name", MaxDisplayNameLength); err != nil {
 		return t, err
 	}
-	if err := checkBaseTool(in.BaseTool); err != nil {
+	row, err := checkBaseTool(in.BaseTool)
+	if err != nil {
 		return t, err
 	}
 	if t.AgentID, err = checkAgent(db, workspaceID, in.AgentID); err != nil {
 		return t, err
 	}
-	if t.Config, err = checkConfig(in.BaseTool, in.Config); err != nil {
+	if t.Config, err = checkConfig(row, in.Config); err != nil {
 		return t, err
 	}
-	schema := in.InputSchema
-	if strictjson.IsNull(schema) {
-		schema = DefaultInputSchema
+	inputSchema := in.InputSchema
+	if strictjson.IsNull(inputSchema) {
+		inputSchema = schema.DefaultInput
 	}
-	if _, err := CompileSchema(schema, "input_schema"); err != nil {
+	if _, err := schema.Compile(inputSchema, "input_schema"); err != nil {
 		return t, err
 	}
-	t.InputSchema = models.JSON(schema)
+	t.InputSchema = models.JSON(inputSchema)
 
-	if kind, ok := sqlIntegrationKind[in.BaseTool]; ok {
-		if t.IntegrationID, err = checkIntegration(db, workspaceID, in.IntegrationID, kind, in.BaseTool); err != nil {
+	if row.Integration != "" {
+		if t.IntegrationID, err = checkIntegration(db, workspaceID, in.IntegrationID, row.Integration, in.BaseTool); err != nil {
 			return t, err
 		}
 	} else if in.IntegrationID != nil {
-		return t, apperr.Invalidf("integration_id is only for postgres_execute_query and mssql_execute_query")
+		return t, apperr.Invalidf("integration_id is only for %s",
+			strings.Join(basetool.Names(func(t basetool.Tool) bool { return t.Integration != "" }), " and "))
 	}
 
 	if in.BaseTool == models.BaseAppTool {
@@ -99,17 +76,20 @@ func Validate(ctx context.Context, db *gorm.DB, workspaceID, selfID string, in I
 	return t, nil
 }
 
-func checkBaseTool(base string) error {
+// checkBaseTool returns the row of the base tool a configured tool is
+// built on, refusing a name without one and a tool named directly.
+func checkBaseTool(base string) (basetool.Tool, error) {
 	if base == "" {
-		return apperr.Invalidf("base_tool is required")
+		return basetool.Tool{}, apperr.Invalidf("base_tool is required")
 	}
-	if base == models.BaseTranslateText {
-		return apperr.Invalidf("base_tool translate_text has nothing to configure: name it directly in a binding's tools")
+	row, ok := basetool.Lookup(base)
+	if ok && !basetool.Configurable(row) {
+		return row, apperr.Invalidf("base_tool %s has nothing to configure: name it directly in a binding's tools", base)
 	}
-	if _, ok := configKeys[base]; !ok {
-		return apperr.Invalidf("base_tool %q is not one of app_tool, python_code_tool, csv_lookup_tool, postgres_execute_query, mssql_execute_query, structured_data_extraction", base)
+	if !ok {
+		return row, apperr.Invalidf("base_tool %q is not one of %s", base, strings.Join(basetool.Names(basetool.Configurable), ", "))
 	}
-	return nil
+	return row, nil
 }
 
 func checkAgent(db *gorm.DB, workspaceID, agentID string) (string, error) {
@@ -129,20 +109,22 @@ func checkAgent(db *gorm.DB, workspaceID, agentID string) (string, error) {
 	return agentID, nil
 }
 
-// checkConfig checks config's keys and the values of the keys the base tool
-// reads, and returns it as stored (an empty object when absent).
-func checkConfig(base string, raw json.RawMessage) (models.JSON, error) {
+// checkConfig checks config's keys (any key the base tool does not take is
+// refused, so a typo is caught when the tool is saved rather than when it
+// runs) and the values of the keys it reads, and returns it as stored (an
+// empty object when absent).
+func checkConfig(row basetool.Tool, raw json.RawMessage) (models.JSON, error) {
+	base := row.Name
 	cfg, err := strictjson.Object(raw, "config")
 	if err != nil {
 		return nil, err
 	}
-	keys := configKeys[base]
 	for k := range cfg {
-		if !slices.Contains(keys.required, k) && !slices.Contains(keys.optional, k) {
+		if !slices.Contains(row.RequiredConfig, k) && !slices.Contains(row.OptionalConfig, k) {
 			return nil, apperr.Invalidf("config.%s is not a setting of %s", k, base)
 		}
 	}
-	for _, k := range keys.required {
+	for _, k := range row.RequiredConfig {
 		if strictjson.IsNull(cfg[k]) {
 			return nil, apperr.Invalidf("config.%s is required for %s", k, base)
 		}
@@ -177,14 +159,14 @@ func checkConfig(base string, raw json.RawMessage) (models.JSON, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckReadOnlyQuery(sqlIntegrationKind[base], q); err != nil {
+		if err := CheckReadOnlyQuery(row.Integration, q); err != nil {
 			return nil, err
 		}
 	case models.BaseExtraction:
 		if _, err := text("instructions"); err != nil {
 			return nil, err
 		}
-		if _, err := CompileSchema(cfg["output_schema"], "config.output_schema"); err != nil {
+		if _, err := schema.Compile(cfg["output_schema"], "config.output_schema"); err != nil {
 			return nil, err
 		}
 		if v, ok := cfg["pause_on_validation"]; ok {

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/jobs"
@@ -159,7 +160,7 @@ func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText stri
 		}
 		if units > 0 {
 			u := models.UsageRecord{ID: models.NewID(), TaskID: j.TaskID, StepID: run.ID, Tool: models.BasePythonCode,
-				Units: float64(units), Rate: Rates[models.BasePythonCode]}
+				Units: float64(units), Rate: basetool.RateOf(models.BasePythonCode)}
 			if err := tx.Create(&u).Error; err != nil {
 				return fmt.Errorf("toolrun: record producer usage: %w", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/store"
@@ -18,13 +19,6 @@ import (
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
-
-// Rates are what one billed unit costs per base tool (a string translated,
-// a page read); the other tools bill nothing.
-var Rates = map[string]float64{
-	models.BaseTranslateText: 0.0001,
-	models.BaseExtraction:    0.01,
-}
 
 // FeedToolRun is the feed event type of a recorded /run.
 const FeedToolRun = "tool_run"
@@ -132,7 +126,7 @@ func (r *Runner) resolve(ctx context.Context, a jobs.RunTool) (tool.Call, error)
 			call.Integration = &in
 		}
 	}
-	if a.BaseTool == models.BaseExtraction {
+	if row, _ := basetool.Lookup(a.BaseTool); row.ReadsDocument {
 		doc, err := r.document(ctx, a)
 		if err != nil {
 			return call, err
@@ -201,8 +195,8 @@ func (r *Runner) record(ctx context.Context, runID string, a jobs.RunTool, call 
 		return nil
 	}
 	kind := models.StepToolRun
-	if a.BaseTool == models.BasePythonCode {
-		kind = models.StepAppToolRun
+	if row, _ := basetool.Lookup(a.BaseTool); row.RunStepKind != "" {
+		kind = row.RunStepKind
 	}
 	status, errText := models.StepCompleted, ""
 	if reply.Error != nil {
@@ -223,7 +217,7 @@ func (r *Runner) record(ctx context.Context, runID string, a jobs.RunTool, call 
 			return fmt.Errorf("toolrun: record step: %w", err)
 		}
 		if units > 0 {
-			u := models.UsageRecord{ID: models.NewID(), TaskID: a.TaskID, StepID: runID, Tool: a.BaseTool, Units: float64(units), Rate: Rates[a.BaseTool]}
+			u := models.UsageRecord{ID: models.NewID(), TaskID: a.TaskID, StepID: runID, Tool: a.BaseTool, Units: float64(units), Rate: basetool.RateOf(a.BaseTool)}
 			if err := tx.Create(&u).Error; err != nil {
 				return fmt.Errorf("toolrun: record usage: %w", err)
 			}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/llm"
+	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/tool"
-	"github.com/appruntime/appruntime/internal/toolconfig"
 )
 
 // Executor runs structured_data_extraction.
@@ -41,7 +41,7 @@ type settings struct {
 	Model             string            `json:"model"`
 }
 
-// input is what a bundle supplies (bindingspec.ExtractionParams).
+// input is what a bundle supplies (basetool.Tool.BundleParams).
 type input struct {
 	FileURL string   `json:"file_url"`
 	Sheets  []string `json:"sheets"`
@@ -64,7 +64,7 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if e.model == nil {
 		return tool.Result{}, apperr.NotImplementedf("structured_data_extraction cannot run on this deployment: no extraction model is configured")
 	}
-	schema, err := toolconfig.CompileSchema(cfg.OutputSchema, "config.output_schema")
+	outSchema, err := schema.Compile(cfg.OutputSchema, "config.output_schema")
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -89,7 +89,7 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, modelError(ctx, err, pages)
 	}
-	if err := conforms(schema, answer); err != nil {
+	if err := conforms(outSchema, answer); err != nil {
 		f := tool.Failf("the model's answer does not match the output schema: %v", err)
 		f.Units = pages
 		return tool.Result{}, f
@@ -118,12 +118,12 @@ func systemPrompt(cfg settings) string {
 }
 
 // conforms checks the model's answer against the output schema.
-func conforms(schema *jsonschema.Schema, answer json.RawMessage) error {
+func conforms(outSchema *jsonschema.Schema, answer json.RawMessage) error {
 	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(answer))
 	if err != nil {
 		return err
 	}
-	mismatch, err := toolconfig.Mismatch(schema, value)
+	mismatch, err := schema.Mismatch(outSchema, value)
 	if err != nil {
 		return err
 	}

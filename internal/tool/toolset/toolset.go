@@ -50,20 +50,3 @@ func New(cfg *config.Config, box *crypt.Box, guard datasource.Guard, files csvlo
 		ms.Close()
 	}
 }
-
-// Served reports, from the configuration alone, which base tools this
-// deployment can run, so that the api answers 501 for a tool whose backing
-// service is not configured without a round trip to the worker (which
-// checks again: python's sandbox is found on the worker's host).
-// hasFiles says whether task files are available (csv_lookup_tool reads one).
-func Served(cfg *config.Config, hasFiles bool) map[string]bool {
-	t := cfg.Tools
-	return map[string]bool{
-		models.BasePythonCode:    true,
-		models.BaseCSVLookup:     hasFiles,
-		models.BasePostgresQuery: true,
-		models.BaseMSSQLQuery:    true,
-		models.BaseTranslateText: t.TranslateURL != "",
-		models.BaseExtraction:    t.ExtractionBaseURL != "" && hasFiles,
-	}
-}

@@ -3,16 +3,19 @@ package toolset_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/internal/tool/csvlookup"
 	"github.com/appruntime/appruntime/internal/tool/toolset"
 	"github.com/appruntime/appruntime/models"
 )
@@ -43,4 +46,31 @@ func TestUnconfiguredServicesAre501(t *testing.T) {
 		Input: json.RawMessage(`{"n":21}`)})
 	require.NoError(t, err)
 	require.JSONEq(t, `42`, string(res.Output))
+}
+
+// Every runnable base tool of the table has an executor, and app_tool
+// (which /run never runs) has none.
+func TestEveryRunnableBaseToolHasAnExecutor(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(config.RoleDev, func(string) string { return "" })
+	require.NoError(t, err)
+	box, err := crypt.New(testkit.TestKey)
+	require.NoError(t, err)
+	set, closeSet := toolset.New(cfg, box, datasource.Guard{}, noFiles{})
+	defer closeSet()
+	for _, row := range basetool.All {
+		_, ok := set[row.Name]
+		require.Equal(t, row.Runnable, ok, row.Name)
+	}
+}
+
+// noFiles finds no file: enough for csv_lookup_tool's executor to be built.
+type noFiles struct{}
+
+func (noFiles) Current(context.Context, *models.ConfiguredTool, string) (csvlookup.FileRef, error) {
+	return csvlookup.FileRef{}, apperr.NotFoundf("no files")
+}
+
+func (noFiles) Open(context.Context, csvlookup.FileRef) (io.ReadCloser, error) {
+	return nil, apperr.NotFoundf("no files")
 }

@@ -1,4 +1,8 @@
-package toolconfig
+// Package schema holds the JSON-Schema rules of admin-supplied schemas: a
+// configured tool's input schema, an extraction's output schema, an agent
+// tool's input. It compiles them with no reference outside the document and
+// words a mismatch for the caller. A rule package: it imports only leaves.
+package schema
 
 import (
 	"bytes"
@@ -15,9 +19,9 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 )
 
-// DefaultInputSchema is the input schema of a configured tool that declares
+// DefaultInput is the input schema of a configured tool that declares
 // none: any object.
-var DefaultInputSchema = json.RawMessage(`{"type":"object"}`)
+var DefaultInput = json.RawMessage(`{"type":"object"}`)
 
 // schemaURL names the document being compiled; nothing is ever loaded from it.
 const schemaURL = "urn:appruntime:schema"
@@ -25,11 +29,11 @@ const schemaURL = "urn:appruntime:schema"
 // maxSchemaErrors bounds how many failures a params error lists.
 const maxSchemaErrors = 3
 
-// CompileSchema compiles a JSON Schema (draft 2020-12 unless it names
+// Compile compiles a JSON Schema (draft 2020-12 unless it names
 // another $schema). A $ref to any other document is refused: schemas are
 // admin input and must not make the server read files or URLs. field names
 // the schema in the error.
-func CompileSchema(doc json.RawMessage, field string) (*jsonschema.Schema, error) {
+func Compile(doc json.RawMessage, field string) (*jsonschema.Schema, error) {
 	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, apperr.Invalidf("%s is not valid JSON: %v", field, err)
@@ -92,7 +96,7 @@ func Mismatch(schema *jsonschema.Schema, value any) (string, error) {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return "", fmt.Errorf("toolconfig: validate: %w", err)
+		return "", fmt.Errorf("schema: validate: %w", err)
 	}
 	return strings.Join(leafMessages(ve, maxSchemaErrors), "; "), nil
 }
