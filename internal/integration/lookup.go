@@ -13,28 +13,24 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
 
-// Freshness of the cached integrations, the same rule as bindings' (seed
-// 000: "re-read at most every 5 seconds per surface, and immediately after
-// it is saved").
-const (
-	// MaxStaleness is how long a cached integration is served before it is
-	// re-read. A change anywhere evicts it at once on every replica; the
-	// age bound only matters for a replica that missed the announcement.
-	MaxStaleness = 5 * time.Second
-	// loadTimeout bounds a read shared by concurrent callers, so one
-	// caller's cancellation does not fail the others.
-	loadTimeout = 5 * time.Second
-	// announceWait bounds how long a change waits for every replica to
-	// acknowledge the eviction before it answers.
-	announceWait = 2 * time.Second
-	// subscribeTimeout bounds New's wait for its subscription.
-	subscribeTimeout = 10 * time.Second
-)
+// MaxStaleness is how long a cached integration is served before it is
+// re-read: the bindings' rule (seed 000: "re-read at most every 5 seconds
+// per surface, and immediately after it is saved"). A change anywhere
+// evicts it at once on every replica; the age bound only matters for a
+// replica that missed the announcement.
+const MaxStaleness = binding.MaxStaleness
+
+// loadTimeout bounds a read shared by concurrent callers, so one caller's
+// cancellation does not fail the others; announceWait bounds how long a
+// change waits for every replica to acknowledge the eviction;
+// subscribeTimeout bounds New's wait for its subscription.
+const loadTimeout, announceWait, subscribeTimeout = 5 * time.Second, 2 * time.Second, 10 * time.Second
 
 // Options are what a Lookup is built from.
 type Options struct {
@@ -81,26 +77,22 @@ type cachedRow struct {
 // is live, so every change announced after New returns evicts this
 // process's row before the change's caller gets its answer.
 func New(o Options) (*Lookup, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.NowFunc == nil {
+		o.NowFunc = time.Now
+	}
 	l := &Lookup{db: o.DB, log: o.Log, now: o.NowFunc, rows: map[string]cachedRow{}}
-	if l.log == nil {
-		l.log = slog.New(slog.DiscardHandler)
+	var err error
+	if o.Redis != nil {
+		l.broadcast = rdb.NewBroadcast(o.Redis, o.KeyPrefix, "integration:changed", l.log)
+		err = l.broadcast.Listen(l.forget, l.forgetAll, subscribeTimeout)
 	}
-	if l.now == nil {
-		l.now = time.Now
-	}
-	if o.Redis == nil {
-		return l, nil
-	}
-	l.broadcast = rdb.NewBroadcast(o.Redis, o.KeyPrefix, "integration:changed", l.log)
-	if err := l.broadcast.Listen(l.forget, l.forgetAll, subscribeTimeout); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("integration: %w", err)
 	}
 	return l, nil
-}
-
-// Close stops listening for changes.
-func (l *Lookup) Close() {
-	l.broadcast.Close()
 }
 
 // Integration returns the integration with id, whatever its workspace (the
@@ -145,21 +137,23 @@ func (l *Lookup) read(ctx context.Context, id string, generation uint64) (models
 	return row, nil
 }
 
-// forget drops id's row; the broadcast calls it with every announced id.
+// forget drops id's row, or every row when id is "" (forgetAll); the
+// broadcast calls it with every announced id.
 func (l *Lookup) forget(id string) {
 	l.mu.Lock()
-	delete(l.rows, id)
+	defer l.mu.Unlock()
 	l.generation++
-	l.mu.Unlock()
+	if id == "" {
+		clear(l.rows)
+		return
+	}
+	delete(l.rows, id)
 }
 
 // forgetAll empties the cache: after a reconnection of the broadcast,
 // changes announced while it was down were missed.
 func (l *Lookup) forgetAll(context.Context) error {
-	l.mu.Lock()
-	l.rows = map[string]cachedRow{}
-	l.generation++
-	l.mu.Unlock()
+	l.forget("")
 	return nil
 }
 
@@ -196,4 +190,9 @@ func (l *Lookup) publish(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, announceWait+time.Second)
 	defer cancel()
 	return l.broadcast.Publish(ctx, id, announceWait)
+}
+
+// Close stops listening for changes.
+func (l *Lookup) Close() {
+	l.broadcast.Close()
 }
