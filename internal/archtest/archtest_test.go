@@ -33,7 +33,7 @@ var leaves = []string{module + "/models", module + "/jobs", module + "/internal/
 // never a store, Redis, audit or any other internal package. bindingspec is
 // the rules of a binding document; the binding service (internal/binding)
 // answers its questions about a workspace from the database.
-var rules = []string{module + "/internal/bindingspec", module + "/internal/field", module + "/internal/placeholder", module + "/internal/strictjson"}
+var rules = []string{module + "/internal/bindingspec", module + "/internal/field", module + "/internal/keydetail", module + "/internal/placeholder", module + "/internal/strictjson"}
 
 type pkg struct {
 	ImportPath string
