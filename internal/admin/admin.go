@@ -38,6 +38,15 @@ type Service struct {
 	sessions     Sessions
 	tokens       *auth.TokenCache // nil: every token's row is read
 	reprioritise func(ctx context.Context, tx *gorm.DB, agentID, field string) error
+	integrations IntegrationChanges // nil: no process caches integrations
+}
+
+// IntegrationChanges evicts a changed integration from every replica's
+// cache (integration.Lookup): AnnounceBeforeCommit from inside the change's
+// transaction (its error fails the change), Announce once it has committed.
+type IntegrationChanges interface {
+	AnnounceBeforeCommit(ctx context.Context, id string) error
+	Announce(ctx context.Context, id string)
 }
 
 // Sessions ends the app sessions a user or a host token opened, inside the
@@ -76,12 +85,16 @@ type Options struct {
 	// of its unfinished tasks when its priority_field changes
 	// (task.Reprioritise); nil leaves them as they are.
 	ReprioritiseFunc func(ctx context.Context, tx *gorm.DB, agentID, field string) error
+	// Integrations is told of every integration update and delete, so a
+	// rotated secret or DSN applies on the next call on every replica and
+	// worker; nil is for a process that caches no integration.
+	Integrations IntegrationChanges
 }
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
 	return &Service{st: o.Store, box: o.Secrets, checkSQLite: o.CheckSQLiteFunc, checkServer: o.CheckPostgresFunc, sessions: o.Sessions, tokens: o.Tokens,
-		reprioritise: o.ReprioritiseFunc}
+		reprioritise: o.ReprioritiseFunc, integrations: o.Integrations}
 }
 
 // errNoSecretsKey explains why a secret cannot be stored or read.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,72 +12,46 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
 	"github.com/appruntime/appruntime/internal/field"
+	"github.com/appruntime/appruntime/internal/keydetail"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
-// MaxKeyDefinitions bounds an agent's key details: each one is filled by
-// the summary pass, and a review queue sorts and filters on them.
-const MaxKeyDefinitions = 50
-
 // MaxSummaryInstructionsLength bounds an agent's summary template, which is
 // sent to the LLM on every summary pass.
 const MaxSummaryInstructionsLength = 8000
 
-// keyName is the shape of a key detail's key and of a priority field: it is
-// a JSON key in extracted_data and a sort key in the review queue.
-var keyName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-
-// KeyTypes are the value types a key definition may declare.
-var KeyTypes = []string{"string", "number", "integer", "boolean", "date"}
-
-// KeyDefinition is one key detail an agent fills on its tasks.
-type KeyDefinition struct {
-	Key         string `json:"key"`
-	Description string `json:"description,omitempty"`
-	Type        string `json:"type,omitempty"` // one of KeyTypes; "" means string
-}
-
 // AgentInput is an agent as the admin API takes it.
 type AgentInput struct {
-	Name                       string          `json:"name"`
-	KeyDefinitions             []KeyDefinition `json:"key_definitions,omitempty"`
-	SummaryInstructions        string          `json:"summary_instructions,omitempty"`
-	PriorityField              string          `json:"priority_field,omitempty"`
-	DocumentTranslationEnabled bool            `json:"document_translation_enabled,omitempty"`
-	ResumeWebhookURL           string          `json:"resume_webhook_url,omitempty"`
+	Name                       string                 `json:"name"`
+	KeyDefinitions             []keydetail.Definition `json:"key_definitions,omitempty"`
+	SummaryInstructions        string                 `json:"summary_instructions,omitempty"`
+	PriorityField              string                 `json:"priority_field,omitempty"`
+	DocumentTranslationEnabled bool                   `json:"document_translation_enabled,omitempty"`
+	ResumeWebhookURL           string                 `json:"resume_webhook_url,omitempty"`
 }
 
 // AgentView is an agent as the admin API shows it. WebhookSecret is set only
 // in the reply that created or rotated it.
 type AgentView struct {
-	ID                         string          `json:"id"`
-	Name                       string          `json:"name"`
-	KeyDefinitions             []KeyDefinition `json:"key_definitions"`
-	SummaryInstructions        string          `json:"summary_instructions"`
-	PriorityField              string          `json:"priority_field"`
-	DocumentTranslationEnabled bool            `json:"document_translation_enabled"`
-	ResumeWebhookURL           string          `json:"resume_webhook_url"`
-	WebhookSecretSet           bool            `json:"webhook_secret_set"`
-	WebhookSecret              string          `json:"webhook_secret,omitempty"`
-	CreatedAt                  time.Time       `json:"created_at"`
-	UpdatedAt                  time.Time       `json:"updated_at"`
-}
-
-// KeyDefinitionsOf decodes an agent's key definitions.
-func KeyDefinitionsOf(a models.Agent) ([]KeyDefinition, error) {
-	var defs []KeyDefinition
-	if err := a.KeyDefinitions.Decode(&defs); err != nil {
-		return nil, fmt.Errorf("admin: key definitions of agent %s: %w", a.ID, err)
-	}
-	return defs, nil
+	ID                         string                 `json:"id"`
+	Name                       string                 `json:"name"`
+	KeyDefinitions             []keydetail.Definition `json:"key_definitions"`
+	SummaryInstructions        string                 `json:"summary_instructions"`
+	PriorityField              string                 `json:"priority_field"`
+	DocumentTranslationEnabled bool                   `json:"document_translation_enabled"`
+	ResumeWebhookURL           string                 `json:"resume_webhook_url"`
+	WebhookSecretSet           bool                   `json:"webhook_secret_set"`
+	WebhookSecret              string                 `json:"webhook_secret,omitempty"`
+	CreatedAt                  time.Time              `json:"created_at"`
+	UpdatedAt                  time.Time              `json:"updated_at"`
 }
 
 func agentView(a models.Agent) AgentView {
-	defs, _ := KeyDefinitionsOf(a)
+	defs, _ := keydetail.Of(a)
 	if defs == nil {
-		defs = []KeyDefinition{}
+		defs = []keydetail.Definition{}
 	}
 	return AgentView{
 		ID: a.ID, Name: a.Name, KeyDefinitions: defs, SummaryInstructions: a.SummaryInstructions,
@@ -90,7 +62,7 @@ func agentView(a models.Agent) AgentView {
 }
 
 func agentInput(a models.Agent) AgentInput {
-	defs, _ := KeyDefinitionsOf(a)
+	defs, _ := keydetail.Of(a)
 	return AgentInput{
 		Name: a.Name, KeyDefinitions: defs, SummaryInstructions: a.SummaryInstructions, PriorityField: a.PriorityField,
 		DocumentTranslationEnabled: a.DocumentTranslationEnabled, ResumeWebhookURL: a.ResumeWebhookURL,
@@ -103,22 +75,8 @@ func checkAgent(a *models.Agent, in AgentInput) error {
 	if a.Name, err = field.Name(in.Name, "name", MaxNameLength); err != nil {
 		return err
 	}
-	if len(in.KeyDefinitions) > MaxKeyDefinitions {
-		return apperr.Invalidf("key_definitions has %d entries; at most %d are allowed", len(in.KeyDefinitions), MaxKeyDefinitions)
-	}
-	seen := map[string]bool{}
-	for i, d := range in.KeyDefinitions {
-		switch {
-		case !keyName.MatchString(d.Key):
-			return apperr.Invalidf("key_definitions[%d].key %q must start with a letter or _ and hold only letters, digits and _ (64 at most)", i, d.Key)
-		case seen[d.Key]:
-			return apperr.Invalidf("key_definitions[%d].key %q is defined twice", i, d.Key)
-		case d.Type != "" && !slices.Contains(KeyTypes, d.Type):
-			return apperr.Invalidf("key_definitions[%d].type %q must be one of %s", i, d.Type, strings.Join(KeyTypes, ", "))
-		case len(d.Description) > MaxSummaryInstructionsLength:
-			return apperr.Invalidf("key_definitions[%d].description is too long", i)
-		}
-		seen[d.Key] = true
+	if err := keydetail.Check(in.KeyDefinitions); err != nil {
+		return err
 	}
 	if len(in.KeyDefinitions) > 0 {
 		a.KeyDefinitions = models.MustJSON(in.KeyDefinitions)
@@ -130,7 +88,7 @@ func checkAgent(a *models.Agent, in AgentInput) error {
 	}
 	a.SummaryInstructions = strings.TrimSpace(in.SummaryInstructions)
 	a.PriorityField = strings.TrimSpace(in.PriorityField)
-	if a.PriorityField != "" && !keyName.MatchString(a.PriorityField) {
+	if a.PriorityField != "" && !keydetail.Name.MatchString(a.PriorityField) {
 		return apperr.Invalidf("priority_field %q must start with a letter or _ and hold only letters, digits and _", a.PriorityField)
 	}
 	a.DocumentTranslationEnabled = in.DocumentTranslationEnabled

@@ -293,25 +293,51 @@ func (s *Service) UpdateIntegration(ctx context.Context, workspaceID, actor, id 
 		if err := tx.Select("name", "base_url", "config", "secrets_enc", "updated_at").Updates(&i).Error; err != nil {
 			return fmt.Errorf("admin: update integration: %w", err)
 		}
-		return nil
+		return s.announceBeforeCommit(ctx, i.ID)
 	})
 	if err != nil {
 		return IntegrationView{}, err
 	}
+	s.announce(ctx, i.ID)
 	return s.integrationView(i)
 }
 
 // DeleteIntegration deletes an integration no binding or configured tool uses.
 func (s *Service) DeleteIntegration(ctx context.Context, workspaceID, actor, id string) error {
 	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "integration.delete", TargetType: "integration", TargetID: id}
-	return s.change(ctx, &e, func(tx *gorm.DB) error {
+	err := s.change(ctx, &e, func(tx *gorm.DB) error {
 		var i models.Integration
 		if err := take(ctx, tx, &i, workspaceID, id, "integration"); err != nil {
 			return err
 		}
 		e.Detail = map[string]any{"name": i.Name, "kind": i.Kind}
-		return inUse(tx.Delete(&models.Integration{}, "id = ?", i.ID).Error, "integration", "bindings or configured tools")
+		if err := inUse(tx.Delete(&models.Integration{}, "id = ?", i.ID).Error, "integration", "bindings or configured tools"); err != nil {
+			return err
+		}
+		return s.announceBeforeCommit(ctx, i.ID)
 	})
+	if err != nil {
+		return err
+	}
+	s.announce(ctx, id)
+	return nil
+}
+
+// announceBeforeCommit evicts integration id on every replica from inside
+// its change's transaction (Options.Integrations).
+func (s *Service) announceBeforeCommit(ctx context.Context, id string) error {
+	if s.integrations == nil {
+		return nil
+	}
+	return s.integrations.AnnounceBeforeCommit(ctx, id)
+}
+
+// announce evicts integration id on every replica once its change has
+// committed, dropping what a replica read before the commit.
+func (s *Service) announce(ctx context.Context, id string) {
+	if s.integrations != nil {
+		s.integrations.Announce(ctx, id)
+	}
 }
 
 // splitSecrets checks an update patch and splits it into its secrets (merged

@@ -74,8 +74,9 @@ func ComponentFromIntegration(integ models.Integration, box *crypt.Box) (Compone
 	return c, nil
 }
 
-// IntegrationComponents loads components through the gateway's integration
-// loader (cached for gateway.IntegrationTTL) and opens their env with Box.
+// IntegrationComponents loads components through the process's integration
+// cache (integration.Lookup, evicted on every replica by a change) and opens
+// their env with Box.
 type IntegrationComponents struct {
 	Integrations gateway.Integrations
 	Box          *crypt.Box

@@ -10,7 +10,7 @@ import (
 	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/crypt"
-	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/integration"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -39,7 +39,9 @@ func TestIntegrationComponents(t *testing.T) {
 	foreign := integ(other.Workspace.ID, agenttool.IntegrationKindComponent, "https://x.example.test", nil)
 	badURL := integ(tn.Workspace.ID, agenttool.IntegrationKindComponent, "https://x.example.test/?q=1", nil)
 
-	src := agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(st.DB), Box: box}
+	lookup, err := integration.New(integration.Options{DB: st.DB})
+	require.NoError(t, err)
+	src := agenttool.IntegrationComponents{Integrations: lookup, Box: box}
 	ctx := context.Background()
 	got, err := src.Component(ctx, tn.Workspace.ID, comp.ID)
 	require.NoError(t, err)

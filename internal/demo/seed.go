@@ -25,6 +25,7 @@ import (
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/keydetail"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/sdk"
 	"github.com/appruntime/appruntime/internal/task"
@@ -169,7 +170,7 @@ func (d seeder) agent(ctx context.Context, info *Info) error {
 	}
 	v, err := d.p.Admin.CreateAgent(ctx, info.WorkspaceID, Actor, admin.AgentInput{
 		Name: AgentName,
-		KeyDefinitions: []admin.KeyDefinition{
+		KeyDefinitions: []keydetail.Definition{
 			{Key: "vendor", Description: "The vendor of the invoice"},
 			{Key: "total_amount", Description: "The invoice total", Type: "number"},
 		},

@@ -256,17 +256,3 @@ func TestBearerWithoutItsSecretIs502(t *testing.T) {
 	require.ErrorContains(t, err, `integration "crm" has no bearer_token secret`)
 	require.Zero(t, up.hits.Load())
 }
-
-func TestDBIntegrations(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	integ := e.integration(t, e.tenant.Workspace.ID, map[string]any{"bearer_token": "a"})
-	d := gateway.NewDBIntegrations(e.db)
-	got, err := d.Integration(context.Background(), integ.ID)
-	require.NoError(t, err)
-	require.Equal(t, e.tenant.Workspace.ID, got.WorkspaceID)
-	_, err = d.Integration(context.Background(), "00000000-0000-0000-0000-000000000000")
-	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
-	_, err = d.Integration(context.Background(), "not-an-id")
-	require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
-}

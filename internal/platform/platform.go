@@ -29,6 +29,7 @@ import (
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/integration"
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/llm"
@@ -72,6 +73,9 @@ type Platform struct {
 	// Bindings saves bindings (validated, versioned, audited) and serves the
 	// runtime's cached Lookup, kept fresh across replicas through Redis.
 	Bindings *binding.Service
+	// Integrations is the process's one integration cache, which every
+	// change evicts on every replica and worker (integration.Lookup).
+	Integrations *integration.Lookup
 	// Sessions mints, verifies and revokes the bundles' session tokens.
 	Sessions *session.Issuer
 	// Artifacts mints a session for an app-tool step with its live descriptor.
@@ -169,6 +173,11 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		return nil, err
 	}
 	p.onClose(p.Bindings.Close)
+	p.Integrations, err = integration.New(integration.Options{DB: o.Store.DB, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Log: o.Log})
+	if err != nil {
+		return nil, err
+	}
+	p.onClose(p.Integrations.Close)
 	p.Sessions, err = session.NewIssuer(session.IssuerOptions{
 		Store: o.Store, Redis: o.Redis, KeyPrefix: o.KeyPrefix,
 		Keys: o.Config.SessionKeys, Issuer: o.Config.SessionIssuer, TTL: o.Config.SessionTTL, Log: o.Log,
@@ -210,14 +219,14 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		return nil, err
 	}
 	p.Gateway = gateway.New(gateway.Options{
-		Allow: o.Config.OutboundAllow, Integrations: gateway.NewDBIntegrations(o.Store.DB), Secrets: p.Secrets, Log: o.Log,
+		Allow: o.Config.OutboundAllow, Integrations: p.Integrations, Secrets: p.Secrets, Log: o.Log,
 		WrapTransportFunc: p.wrapOutbound,
 	})
 	p.buildTools()
 	journal := runtime.NewJournal(o.Store, o.Log)
 	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
-		Store: o.Store, Bindings: p.Bindings, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
+		Store: o.Store, Bindings: p.Bindings, Integrations: p.Integrations, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
 		Gateway:      p.Gateway,
 		Journal:      journal,
 		Served:       func(name string) bool { return p.ServedCapabilities[name] },
@@ -252,7 +261,7 @@ func (p *Platform) buildAgentTools() error {
 	})
 	p.AgentCalls = agentcall.NewService(agentcall.Options{
 		Store: o.Store, Dispatcher: dispatcher, Log: o.Log, Jobs: p.RunJobs, Queue: o.Queues.Lookup,
-		Components:   agenttool.IntegrationComponents{Integrations: gateway.NewDBIntegrations(o.Store.DB), Box: p.Secrets},
+		Components:   agenttool.IntegrationComponents{Integrations: p.Integrations, Box: p.Secrets},
 		AfterRelease: p.nudgeRelay,
 	})
 	p.Replies, err = reply.NewService(reply.Options{Store: o.Store, Blobs: p.Storage,
@@ -277,7 +286,7 @@ func (p *Platform) buildTools() {
 	// The SQL tools reach what data sources reach (buildDataAndLimits).
 	set, closeTools := toolset.New(o.Config, p.Secrets, p.DataSources.Guard(), csvFiles)
 	p.onClose(closeTools)
-	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files, Log: o.Log}
+	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files, Log: o.Log, Integrations: p.Integrations}
 }
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime
@@ -331,6 +340,7 @@ func (p *Platform) buildAdmin() error {
 	p.onClose(tokens.Close)
 	p.Admin = admin.NewService(admin.Options{
 		Store: o.Store, Secrets: p.Secrets, Sessions: p.Sessions, Tokens: tokens, ReprioritiseFunc: task.Reprioritise,
+		Integrations: p.Integrations,
 		// The data sources are built after the admin service (they need its
 		// secrets box) and before any request.
 		CheckSQLiteFunc:   func(dsn string) error { return p.DataSources.CheckSQLite(dsn) },

@@ -3,19 +3,15 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
-	"sync"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/gateway"
+	"github.com/appruntime/appruntime/internal/integration"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
@@ -51,9 +47,13 @@ type Capabilities interface {
 type Service struct {
 	Store    *store.Store
 	Bindings *binding.Service
-	Sources  *datasource.Registry
-	Limiter  *limit.Limiter
-	Bulkhead *limit.Bulkhead
+	// Integrations reads the integrations bindings name (their DSN and
+	// secrets) from the process's one cache, which a change evicts on every
+	// replica (integration.Lookup).
+	Integrations *integration.Lookup
+	Sources      *datasource.Registry
+	Limiter      *limit.Limiter
+	Bulkhead     *limit.Bulkhead
 	// Gateway runs http_calls; nil answers 501.
 	Gateway Gateway
 	// Served says which capabilities this deployment serves.
@@ -86,17 +86,6 @@ type Service struct {
 	// RunDeadlineFunc, when set, replaces a base tool's deadline (tests
 	// shorten it); nil keeps the queue's (basetool.RunsOn).
 	RunDeadlineFunc func(baseTool string) time.Duration
-
-	integrations sync.Map // id → cachedIntegration
-}
-
-// integrationTTL bounds how long a data-source integration (and so its
-// secrets) is cached: a rotated DSN applies within this time.
-const integrationTTL = 5 * time.Second
-
-type cachedIntegration struct {
-	row    models.Integration
-	loaded time.Time
 }
 
 // binding loads the session's binding and checks it is of the session's workspace.
@@ -120,24 +109,16 @@ func (s *Service) source(ctx context.Context, b *binding.Loaded) (datasource.Sou
 	return src, err
 }
 
-// integration returns the integration row, cached for integrationTTL. An
+// integration returns the integration row (integration.Lookup). An
 // integration outside the workspace is 403 (seed 000).
 func (s *Service) integration(ctx context.Context, workspaceID, id string) (models.Integration, error) {
-	if v, ok := s.integrations.Load(id); ok {
-		ci := v.(cachedIntegration)
-		if time.Since(ci.loaded) < integrationTTL {
-			return checkWorkspace(ci.row, workspaceID)
-		}
-	}
-	var row models.Integration
-	err := s.Store.DB.WithContext(ctx).Where("id = ?", id).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	row, err := s.Integrations.Integration(ctx, id)
+	if apperr.Is(err, apperr.NotFound) {
 		return row, apperr.Forbiddenf("the binding's integration no longer exists")
 	}
 	if err != nil {
-		return row, fmt.Errorf("runtime: load integration: %w", err)
+		return row, err
 	}
-	s.integrations.Store(id, cachedIntegration{row: row, loaded: time.Now()})
 	return checkWorkspace(row, workspaceID)
 }
 

@@ -9,10 +9,10 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/keydetail"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/schema"
@@ -55,10 +55,10 @@ type Artifact struct {
 // caller's params plus the values the worker injects, taken from the
 // configured tool and the agent row.
 type stepInputRecord struct {
-	Params              json.RawMessage       `json:"params"`
-	ConfiguredToolID    string                `json:"configured_tool_id"`
-	KeyDefinitions      []admin.KeyDefinition `json:"key_definitions"`
-	SummaryInstructions string                `json:"summary_instructions"`
+	Params              json.RawMessage        `json:"params"`
+	ConfiguredToolID    string                 `json:"configured_tool_id"`
+	KeyDefinitions      []keydetail.Definition `json:"key_definitions"`
+	SummaryInstructions string                 `json:"summary_instructions"`
 }
 
 // SummaryPayload is the outbox payload of a summary pass.
@@ -93,7 +93,7 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 	if err := db.Where("id = ?", c.AgentID).Take(&agent).Error; err != nil {
 		return StepView{}, store.NotFound(err, "task: find agent", "agent")
 	}
-	defs, err := admin.KeyDefinitionsOf(agent)
+	defs, err := keydetail.Of(agent)
 	if err != nil {
 		return StepView{}, err
 	}

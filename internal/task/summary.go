@@ -15,7 +15,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/internal/keydetail"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/models"
@@ -82,7 +82,7 @@ func summarize(ctx context.Context, d Deps, log *slog.Logger, outboxID string) e
 	if err := db.Where("id = ?", p.AgentID).Take(&agent).Error; err != nil {
 		return fmt.Errorf("load agent %s: %w", p.AgentID, err)
 	}
-	defs, err := admin.KeyDefinitionsOf(agent)
+	defs, err := keydetail.Of(agent)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func summarize(ctx context.Context, d Deps, log *slog.Logger, outboxID string) e
 
 // wantedKeys are the keys the pass asks for: every defined key, and the
 // summary when the agent has a template.
-func wantedKeys(defs []admin.KeyDefinition, instructions string) []string {
+func wantedKeys(defs []keydetail.Definition, instructions string) []string {
 	keys := make([]string, 0, len(defs)+1)
 	for _, d := range defs {
 		keys = append(keys, d.Key)
@@ -159,7 +159,7 @@ func wantedKeys(defs []admin.KeyDefinition, instructions string) []string {
 }
 
 // summaryPrompt builds the messages of one summary pass.
-func summaryPrompt(defs []admin.KeyDefinition, instructions string, t models.Task, params json.RawMessage, files []string) []llm.Message {
+func summaryPrompt(defs []keydetail.Definition, instructions string, t models.Task, params json.RawMessage, files []string) []llm.Message {
 	var sys strings.Builder
 	sys.WriteString("You fill in the key details of a task so that a review queue can order and filter it. ")
 	sys.WriteString("Reply with one JSON object whose keys are exactly: ")

@@ -9,7 +9,8 @@ import (
 )
 
 // rowTTL bounds how long a worker reuses a row it loaded for a run (an
-// agent, a configured tool, an integration, which file a name means): an
+// agent, a configured tool, which file a name means; integrations come from
+// integration.Lookup, which a change evicts at once): an
 // edit applies to runs within this time. Without it every lookup job paid
 // three queries before its executor ran.
 const rowTTL = 5 * time.Second

@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/integration"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/jobs"
@@ -43,9 +44,13 @@ type Runner struct {
 	// bundle is not shown); nil logs nothing.
 	Log *slog.Logger
 
-	agents       ttlCache[models.Agent]
-	tools        ttlCache[models.ConfiguredTool]
-	integrations ttlCache[models.Integration]
+	// Integrations reads a configured tool's integration from the process's
+	// one cache, which a change evicts on every replica and worker
+	// (integration.Lookup); required when a run's tool names one.
+	Integrations *integration.Lookup
+
+	agents ttlCache[models.Agent]
+	tools  ttlCache[models.ConfiguredTool]
 }
 
 // Run runs job a whose id (the asynq task id) keys its records, so a job
@@ -109,17 +114,10 @@ func (r *Runner) resolve(ctx context.Context, a jobs.RunTool) (tool.Call, error)
 		}
 		call.Tool = &t
 		if id := integrationID(t); id != "" {
-			in, err := r.integrations.get(ctx, a.WorkspaceID+"/"+id, func(ctx context.Context) (models.Integration, error) {
-				var row models.Integration
-				err := db(ctx).Where("id = ? AND workspace_id = ?", id, a.WorkspaceID).Take(&row).Error
-				if errors.Is(err, gorm.ErrRecordNotFound) {
-					return row, apperr.Forbiddenf("configured tool %q names an integration outside this workspace", t.DisplayName)
-				}
-				if err != nil {
-					return row, fmt.Errorf("toolrun: load integration: %w", err)
-				}
-				return row, nil
-			})
+			in, err := r.Integrations.Integration(ctx, id)
+			if apperr.Is(err, apperr.NotFound) || err == nil && in.WorkspaceID != a.WorkspaceID {
+				return call, apperr.Forbiddenf("configured tool %q names an integration outside this workspace", t.DisplayName)
+			}
 			if err != nil {
 				return call, err
 			}
