@@ -84,6 +84,23 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 	))
 	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assets[0]+`"] iframe`)))
 
+	// While it runs its Run control is hidden (the stylesheet once kept it
+	// shown), and a press on it anyway mounts no second copy.
+	require.Equal(t, "none", browser.Eval[string](t, ctx, `getComputedStyle(document.querySelector('`+sel(0)+` button.app-run')).display`))
+	require.NoError(t, chromedp.Do(ctx, browser.RunApp(assets[0]), browser.RunApp(assets[0])))
+	require.Equal(t, 1, browser.Eval[int](t, ctx, `document.querySelectorAll('`+sel(0)+` iframe').length`))
+
+	// Its notifications/message logs show in a collapsible log under it,
+	// as text (the host advertises logging).
+	require.Equal(t, "none", browser.Eval[string](t, ctx, `getComputedStyle(document.querySelector('`+sel(0)+` details.app-log')).display`), "no log before the first line")
+	require.NoError(t, chromedp.Do(frameA, chromedp.Evaluate[chromedp.Void](`parent.postMessage({jsonrpc: "2.0", method: "notifications/message",
+		params: {level: "warning", logger: "fixture", data: "<b>low</b> stock"}}, "*");
+		parent.postMessage({jsonrpc: "2.0", method: "notifications/message", params: {level: "info", data: {n: 2}}}, "*")`)))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitText(sel(0)+` details.app-log summary`, `t === "App log (2)"`)))
+	require.Equal(t, []string{"warning fixture: <b>low</b> stock", `info {"n":2}`},
+		browser.Eval[[]string](t, ctx, `[...document.querySelectorAll('`+sel(0)+` details.app-log li')].map(li => li.textContent)`))
+	require.Zero(t, browser.Eval[int](t, ctx, `document.querySelectorAll('`+sel(0)+` details.app-log b').length`), "a log line is text, never markup")
+
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
 		chromedp.Click(chromedp.CSS("#fetch")),
@@ -134,12 +151,15 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 		browser.Eval[[]string](t, ctx, `[...document.querySelectorAll("section.app-block")].map(s => s.dataset.state)`))
 	require.Equal(t, 2, browser.Eval[int](t, ctx, `document.querySelectorAll("iframe").length`))
 
-	// The person sends the composer's text: a task event the agent reads.
+	// The final reply completed the task: sending the composer's text is
+	// refused with the reason, and nothing reaches the agent.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`form.composer button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.error-message`)),
 	))
-	var ev models.FeedEvent
-	require.NoError(t, s.Store.DB.Where("task_id = ? AND type = ?", tk.ID, models.FeedUserMessage).Take(&ev).Error)
-	require.JSONEq(t, `{"text": "Hello from the app"}`, string(ev.Payload))
+	refusal, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.error-message`)))
+	require.NoError(t, err)
+	require.Contains(t, refusal, "the task is completed")
+	require.NoError(t, s.Store.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", tk.ID, models.FeedUserMessage).Count(&messages).Error)
+	require.Zero(t, messages, "no message on a finished task")
 }

@@ -62,6 +62,17 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "init:file_preview,list_files,split_document,document_selection,next_review_task", state)
 
+	// The artifact opened by itself, so "Open artifact" is hidden (the
+	// stylesheet once kept it shown), and pressing it anyway mints no second
+	// session (which would end the first).
+	require.Equal(t, "none", browser.Eval[string](t, ctx, `getComputedStyle(document.getElementById("open-artifact")).display`))
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(`document.getElementById("bridge-status").textContent === "connected"`, 15*time.Second)))
+	require.Equal(t, "connected", browser.Eval[string](t, ctx, `(() => { const b = document.getElementById("open-artifact");
+		b.click(); b.click(); return document.getElementById("bridge-status").textContent; })()`), "a press that would mint shows opening… at once")
+	var minted int64
+	require.NoError(t, s.Store.DB.Model(&models.AppSession{}).Where("task_id = ?", first).Count(&minted).Error)
+	require.EqualValues(t, 1, minted, "one session per page")
+
 	// An ungranted message does nothing: the task stays claimed, the page stays.
 	require.NoError(t, chromedp.Do(frame, chromedp.Click(chromedp.CSS(`#abort`))))
 	time.Sleep(700 * time.Millisecond)

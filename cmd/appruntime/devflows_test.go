@@ -234,15 +234,17 @@ func runDevFlows(t *testing.T, dialect string) {
 			}
 		}
 	}
-	// The admin releases the demo's parked task from its console page, and
-	// writes to the agent of the finished one.
+	// The admin releases the demo's parked task from its console page; a
+	// message to the agent of the finished one is refused (no agent reads it).
 	_, page := console.get(t, "/tasks/"+info.TaskID)
 	release := regexp.MustCompile(`action="(/tasks/` + info.TaskID + `/awaits/[0-9a-f-]+/release)"`).FindStringSubmatch(page)
 	require.NotNil(t, release, "the parked demo task offers Release")
 	console.post(t, release[1], url.Values{"note": {"checked by hand"}})
 	require.Equal(t, "admin_release", hooks.await(t, info.TaskID)["reason"])
-	console.post(t, "/tasks/"+task+"/messages", url.Values{"message": {"Thanks."}})
-	require.Contains(t, fmt.Sprint(api.do("GET", "/api/agent/tasks/"+task+"/events?after=0", info.AgentToken, nil, 200)), "Thanks.")
+	status, refused := console.postStatus(t, "/tasks/"+task+"/messages", url.Values{"message": {"Thanks."}})
+	require.Equal(t, 409, status, refused)
+	require.Contains(t, refused, "the task is completed")
+	require.NotContains(t, fmt.Sprint(api.do("GET", "/api/agent/tasks/"+task+"/events?after=0", info.AgentToken, nil, 200)), "Thanks.")
 
 	crawl := crawlConsole(t, info.ConsoleURL, info.AdminEmail, info.AdminPassword)
 	t.Logf("flows %s: console pages after the flows=%d failures=%d", dialect, crawl.visited, len(crawl.failures))
@@ -548,6 +550,14 @@ func signIn(t *testing.T, base, email, password string) consoleSession {
 // its redirect, must be 200.
 func (s consoleSession) post(t *testing.T, path string, form url.Values) {
 	t.Helper()
+	status, body := s.postStatus(t, path, form)
+	require.Equal(t, 200, status, "POST %s\n%s", path, body)
+}
+
+// postStatus posts form to path with the page's CSRF token and returns the
+// status and body after redirects.
+func (s consoleSession) postStatus(t *testing.T, path string, form url.Values) (int, string) {
+	t.Helper()
 	_, page := s.get(t, "/")
 	m := csrfInput.FindStringSubmatch(page)
 	require.NotNil(t, m, "a signed-in page carries a csrf field")
@@ -556,7 +566,7 @@ func (s consoleSession) post(t *testing.T, path string, form url.Values) {
 	require.NoError(t, err)
 	raw, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	require.Equal(t, 200, res.StatusCode, "POST %s\n%s", path, raw)
+	return res.StatusCode, string(raw)
 }
 
 func (s consoleSession) get(t *testing.T, path string) (int, string) {

@@ -28,6 +28,7 @@
   var selectionWanted = false; // the bundle asked for document_selection
   var highlighting = false;    // the reviewer is using the highlighter
   var translating = false;
+  var opening = false;         // a session was asked for (or the artifact is open)
 
   function status(text) {
     if (bridge) {
@@ -59,9 +60,12 @@
   }
 
   function mount() {
-    if (!frame || !stepID) {
+    // One session per page: a second press while (or after) the artifact
+    // opens would mint another session and end the first.
+    if (!frame || !stepID || opening) {
       return Promise.resolve();
     }
+    opening = true;
     status("opening…");
     return post("/review/tasks/" + taskID + "/session?step=" + encodeURIComponent(stepID)).then(function (s) {
       init = s.init;
@@ -77,6 +81,7 @@
       }
       status("waiting for the bundle…");
     }).catch(function (err) {
+      opening = false;
       status("could not open: " + err.message);
     });
   }

@@ -12,7 +12,9 @@
 //     the block's tool_input and tool_result (snake_case structured_content
 //     becomes structuredContent), size changes up to a height cap,
 //     ui/open-link through checkLink and the person's confirmation,
-//     ui/message into the composer (nothing is sent), tools/call refused;
+//     ui/message into the composer (nothing is sent), tools/call refused,
+//     notifications/message (the logging the host advertises) shown in a
+//     collapsible log under the app, the newest maxLogEntries kept;
 //   - at most maxRunning (2) apps run per task: a third stops the oldest,
 //     which shows its Run control again;
 //   - a browser that cannot sandbox frames shows the block's fallback.
@@ -27,6 +29,10 @@
   var PROTOCOL_VERSION = "2026-01-26";
   var SUPPORTED_VERSIONS = ["2026-01-26", "2025-11-21"];
   var MAX_LINK_LENGTH = 2048;
+  // An app's log keeps its newest MAX_LOG_ENTRIES lines of at most
+  // MAX_LOG_LINE characters: a chatty app cannot grow the page without bound.
+  var MAX_LOG_ENTRIES = 200;
+  var MAX_LOG_LINE = 2000;
 
   // JSON-RPC error codes.
   var METHOD_NOT_FOUND = -32601;
@@ -233,7 +239,29 @@
         case "ui/notifications/request-teardown":
           stop(app);
           return;
+        case "notifications/message":
+          log(app, params);
+          return;
       }
+    }
+
+    // log appends an app's notifications/message ({level, logger?, data})
+    // to the log under it, as text.
+    function log(app, params) {
+      var level = typeof params.level === "string" ? params.level : "info";
+      var data = params.data;
+      var text = typeof data === "string" ? data : JSON.stringify(data === undefined ? null : data);
+      if (typeof params.logger === "string" && params.logger !== "") text = params.logger + ": " + text;
+      if (text.length > MAX_LOG_LINE) text = text.slice(0, MAX_LOG_LINE) + "…";
+      var line = el("li", "app-log-" + level.replace(/[^a-z]/g, ""));
+      line.appendChild(el("span", "app-log-level", level));
+      line.appendChild(document.createTextNode(" " + text));
+      app.logList.appendChild(line);
+      while (app.logList.children.length > MAX_LOG_ENTRIES) app.logList.removeChild(app.logList.firstChild);
+      app.logCount += 1;
+      app.logSummary.textContent = "App log (" + app.logCount + ")";
+      app.log.hidden = false;
+      onEvent("log", { level: level, text: text, block: app.block });
     }
 
     function requestOpenLink(app, id, url) {
@@ -257,6 +285,8 @@
     }
 
     function start(app) {
+      // A second press (or a click on the hidden control) never mounts a second copy.
+      if (running.indexOf(app) >= 0) return;
       while (running.length >= maxRunning) stop(running[0]);
       var frame = document.createElement("iframe");
       frame.setAttribute("sandbox", "allow-scripts");
@@ -304,10 +334,18 @@
       var run = el("button", "app-run", "Run");
       run.type = "button";
       var slot = el("div", "app-slot");
+      var logBox = el("details", "app-log");
+      var logSummary = el("summary", "", "App log (0)");
+      var logList = el("ol", "app-log-lines");
+      logBox.appendChild(logSummary);
+      logBox.appendChild(logList);
+      logBox.hidden = true; // shown with the first line the app logs
       root.appendChild(run);
       root.appendChild(slot);
+      root.appendChild(logBox);
       root.setAttribute("data-state", "idle");
-      var app = { block: block, root: root, run: run, slot: slot, frame: null };
+      var app = { block: block, root: root, run: run, slot: slot, frame: null,
+        log: logBox, logSummary: logSummary, logList: logList, logCount: 0 };
       run.addEventListener("click", function () { start(app); });
       container.appendChild(root);
       return {
