@@ -11,5 +11,5 @@ func (s *server) listIntegrations(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, fiber.StatusOK, "integrations", "Integrations", "integrations", list)
+	return s.render(c, fiber.StatusOK, "integrations", "Integrations", "integrations", integrationsPage{Integrations: list})
 }

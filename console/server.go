@@ -181,6 +181,7 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/bundles", s.listBundles)
 	g.Get("/bundles/:id", s.showBundle)
 	g.Get("/integrations", s.listIntegrations)
+	g.Post("/integrations/:id/test", s.testIntegration)
 	g.Get("/agents", s.listAgents)
 	g.Get("/agents/:id/tools", s.listAgentTools)
 	g.Post("/agents/:id/tools", s.createAgentTool)

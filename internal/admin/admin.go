@@ -35,6 +35,7 @@ type Service struct {
 	box          *crypt.Box
 	checkSQLite  func(dsn string) error
 	checkServer  func(ctx context.Context, dsn string) error
+	testConn     TestConnectionFunc
 	sessions     Sessions
 	tokens       *auth.TokenCache // nil: every token's row is read
 	reprioritise func(ctx context.Context, tx *gorm.DB, agentID, field string) error
@@ -75,6 +76,10 @@ type Options struct {
 	// database the DSN names (datasource.Registry.CheckPostgres). A server
 	// it cannot reach is no refusal. nil checks the DSN's form only.
 	CheckPostgresFunc func(ctx context.Context, dsn string) error
+	// TestConnectionFunc tests an integration's connection as its real
+	// calls make it (conncheck.Checker.Check); nil answers every test as
+	// unavailable.
+	TestConnectionFunc TestConnectionFunc
 	// Sessions ends the app sessions of a deleted user or a revoked host
 	// token. Required: without it those would live on until they expire.
 	Sessions Sessions
@@ -93,7 +98,7 @@ type Options struct {
 
 // NewService returns an admin service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, box: o.Secrets, checkSQLite: o.CheckSQLiteFunc, checkServer: o.CheckPostgresFunc, sessions: o.Sessions, tokens: o.Tokens,
+	return &Service{st: o.Store, box: o.Secrets, checkSQLite: o.CheckSQLiteFunc, checkServer: o.CheckPostgresFunc, testConn: o.TestConnectionFunc, sessions: o.Sessions, tokens: o.Tokens,
 		reprioritise: o.ReprioritiseFunc, integrations: o.Integrations}
 }
 

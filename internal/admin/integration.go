@@ -340,6 +340,29 @@ func (s *Service) announce(ctx context.Context, id string) {
 	}
 }
 
+// TestConnectionFunc tests a connection of kind to baseURL with the
+// integration's opened secrets. It returns what it reached in words, or an
+// apperr error saying what failed.
+type TestConnectionFunc func(ctx context.Context, kind, baseURL string, secrets map[string]json.RawMessage) (string, error)
+
+// TestIntegration tests the connection of an integration of the workspace
+// as its real calls make it, with the guards they pass (Options.
+// TestConnectionFunc). It changes nothing.
+func (s *Service) TestIntegration(ctx context.Context, workspaceID, id string) (string, error) {
+	if s.testConn == nil {
+		return "", apperr.New(apperr.Unavailable, "connection tests are not configured")
+	}
+	var i models.Integration
+	if err := take(ctx, s.st.DB, &i, workspaceID, id, "integration"); err != nil {
+		return "", err
+	}
+	secrets, err := s.secretsOf(i)
+	if err != nil {
+		return "", err
+	}
+	return s.testConn(ctx, i.Kind, i.BaseURL, secrets)
+}
+
 // splitSecrets checks an update patch and splits it into its secrets (merged
 // key by key) and the rest (merged field by field).
 func splitSecrets(patch []byte) (secrets json.RawMessage, rest []byte, err error) {

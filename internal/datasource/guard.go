@@ -340,12 +340,47 @@ func (g Guard) afterConnect(ctx context.Context, conn *pgconn.PgConn) error {
 // stands, and every connection answers the data sources' one 502 until it
 // is fixed; refusing it would also tell an admin which addresses answer.
 func (g Guard) CheckPostgres(ctx context.Context, dsn string) error {
+	refusal, _ := g.connectPostgres(ctx, dsn)
+	return refusal
+}
+
+// TestPostgres connects once to dsn as CheckPostgres does (the admin's
+// "test connection") and, where CheckPostgres lets a server it cannot reach
+// pass, says why it could not connect too: the SSRF guard refused the
+// address, the server refused the user or password, it named no such
+// database, or it could not be reached (502). A refusal is CheckPostgres's.
+// No message quotes the DSN.
+func (g Guard) TestPostgres(ctx context.Context, dsn string) error {
+	refusal, err := g.connectPostgres(ctx, dsn)
+	if refusal != nil || err == nil {
+		return refusal
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case gateway.IsBlocked(err):
+		return apperr.Wrap(err, apperr.Invalid, "%s", gateway.BlockedReason)
+	case errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "28"):
+		return apperr.Wrap(err, apperr.BadGateway, "the server refused the DSN's user or password (%s)", pgErr.Code)
+	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
+		return apperr.Wrap(err, apperr.BadGateway, "the server has no database of the name the DSN gives")
+	case errors.As(err, &pgErr):
+		return apperr.Wrap(err, apperr.BadGateway, "the server refused the connection (SQLSTATE %s)", pgErr.Code)
+	case errors.Is(err, context.DeadlineExceeded):
+		return apperr.Wrap(err, apperr.BadGateway, "the server did not answer within %s", ConnectTimeout)
+	}
+	return apperr.Wrap(err, apperr.BadGateway, "could not connect to the DSN's host and port (down, not listening, or not open to this network)")
+}
+
+// connectPostgres connects once to dsn through the guard and closes the
+// connection. refusal is what CheckPostgres refuses (400); err is why a
+// connection that is no refusal failed.
+func (g Guard) connectPostgres(ctx context.Context, dsn string) (refusal, err error) {
 	cfg, err := g.PostgresConfig(dsn)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.Invalid {
-			return err
+			return err, nil
 		}
-		return apperr.Wrap(err, apperr.Invalid, "%s", err.Error())
+		return apperr.Wrap(err, apperr.Invalid, "%s", err.Error()), nil
 	}
 	cc := &cfg.ConnConfig.Config
 	if cc.ConnectTimeout <= 0 || cc.ConnectTimeout > ConnectTimeout {
@@ -354,17 +389,17 @@ func (g Guard) CheckPostgres(ctx context.Context, dsn string) error {
 	conn, err := pgconn.ConnectConfig(ctx, cc)
 	if err == nil {
 		_ = conn.Close(ctx)
-		return nil
+		return nil, nil
 	}
 	var privileged *PrivilegedRoleError
 	switch {
 	case errors.Is(err, ErrPlatformServer):
-		return apperr.Wrap(err, apperr.Invalid, "the DSN reaches the platform's own Postgres server, which is never a data source, whatever database it names: a customer's database must be on a server of its own")
+		return apperr.Wrap(err, apperr.Invalid, "the DSN reaches the platform's own Postgres server, which is never a data source, whatever database it names: a customer's database must be on a server of its own"), nil
 	case errors.As(err, &privileged):
 		return apperr.Wrap(err, apperr.Invalid, "%s; a data source's role must be a plain LOGIN role, not a superuser nor a member of %s, with grants on its own tables only",
-			privileged.Error(), strings.Join(PrivilegedRoles, ", "))
+			privileged.Error(), strings.Join(PrivilegedRoles, ", ")), nil
 	case errors.Is(err, ErrServerUnidentified):
-		return apperr.Wrap(err, apperr.Invalid, "the data source's role may read neither pg_catalog.pg_control_system() nor pg_catalog.pg_postmaster_start_time(), so its server cannot be told apart from the platform's: grant it EXECUTE on either")
+		return apperr.Wrap(err, apperr.Invalid, "the data source's role may read neither pg_catalog.pg_control_system() nor pg_catalog.pg_postmaster_start_time(), so its server cannot be told apart from the platform's: grant it EXECUTE on either"), nil
 	}
-	return nil
+	return nil, err
 }

@@ -201,6 +201,10 @@ func NewClient(allow []netip.Prefix, timeout time.Duration) *http.Client {
 // redirect points.
 var errRedirectWithCredentials = errors.New("gateway: a request carrying credentials is not redirected")
 
+// BlockedReason says, in the product's words, why the guard refused a
+// destination (IsBlocked): what an admin testing a connection is told.
+const BlockedReason = "the host resolves to an address the platform never connects to (loopback, private, link-local or another special-purpose network; OUTBOUND_ALLOW_CIDRS lets chosen networks through)"
+
 // IsBlocked reports whether err is the guard refusing a destination (an
 // address in a refused range, or a network type other than TCP), as opposed
 // to the destination failing. Retrying a blocked request cannot succeed.

@@ -11,6 +11,9 @@ import (
 // gateway, which names its own (gateway.ClientHTTPCall, ClientToken).
 const (
 	ClientWebhook = "webhook"
+	// ClientConnCheck is an admin's "test connection" of a REST or
+	// component integration.
+	ClientConnCheck = "conncheck"
 )
 
 // statusClasses are the status label values of an outbound call.

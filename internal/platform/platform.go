@@ -7,6 +7,7 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/conncheck"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/files"
@@ -345,6 +347,13 @@ func (p *Platform) buildAdmin() error {
 		// secrets box) and before any request.
 		CheckSQLiteFunc:   func(dsn string) error { return p.DataSources.CheckSQLite(dsn) },
 		CheckPostgresFunc: func(ctx context.Context, dsn string) error { return p.DataSources.CheckPostgres(ctx, dsn) },
+		TestConnectionFunc: func(ctx context.Context, kind, baseURL string, secrets map[string]json.RawMessage) (string, error) {
+			// A client per test: tests are rare, and none keeps a connection.
+			client := p.outboundClient(metrics.ClientConnCheck)
+			defer client.CloseIdleConnections()
+			c := conncheck.Checker{Guard: p.DataSources.Guard(), HTTP: client, CheckSQLiteFunc: p.DataSources.CheckSQLite}
+			return c.Check(ctx, kind, baseURL, secrets)
+		},
 	})
 	p.Tools = toolconfig.NewService(o.Store)
 	p.LLM = llm.New(o.Config.LLMBaseURL, o.Config.LLMAPIKey, o.Config.LLMModel)

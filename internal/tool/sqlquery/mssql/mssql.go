@@ -179,3 +179,35 @@ func classify(ctx, qctx context.Context, err error) error {
 	}
 	return fmt.Errorf("mssql_execute_query: %w", err)
 }
+
+// TestConnection connects once to dsn as the tool's pools do, through the
+// guard (the admin's "test connection"), and says in the product's words why
+// it could not: a DSN that does not parse (400), an address the guard
+// refuses (400), a login the server refused, or a server it could not reach
+// within timeout (502). No message quotes the DSN or the server's text.
+func TestConnection(ctx context.Context, guard datasource.Guard, dsn string, timeout time.Duration) error {
+	connector, err := mssqldb.NewConnector(dsn)
+	if err != nil {
+		return apperr.Invalidf("secrets.dsn: the DSN is not a valid SQL Server connection string")
+	}
+	connector.Dialer = guard.Dialer()
+	db := sql.OpenDB(connector)
+	defer func() { _ = db.Close() }()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err = db.PingContext(ctx)
+	var msErr mssqldb.Error
+	switch {
+	case err == nil:
+		return nil
+	case gateway.IsBlocked(err):
+		return apperr.Wrap(err, apperr.Invalid, "%s", gateway.BlockedReason)
+	case errors.As(err, &msErr) && msErr.Number == errLoginFailed:
+		return apperr.Wrap(err, apperr.BadGateway, "the server refused the DSN's login (error %d)", msErr.Number)
+	case errors.As(err, &msErr):
+		return apperr.Wrap(err, apperr.BadGateway, "the server refused the connection (error %d)", msErr.Number)
+	case ctx.Err() != nil:
+		return apperr.Wrap(err, apperr.BadGateway, "the server did not answer within %s", timeout)
+	}
+	return apperr.Wrap(err, apperr.BadGateway, "could not connect to the DSN's host and port (down, not listening, or not open to this network)")
+}
