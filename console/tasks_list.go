@@ -1,10 +1,12 @@
 package console
 
 import (
+	"net/url"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/task"
 )
 
@@ -13,17 +15,45 @@ type tasksPage struct {
 	task.SummaryPage
 	Status   string
 	Statuses []string
+	// Query and AgentID are the search asked for (?q=&agent=); Agents the
+	// workspace's agents, by name, for the agent select.
+	Query, AgentID string
+	Agents         []admin.AgentView
 }
 
-// listTasks answers GET /tasks[?status=…&page=…]: the workspace's tasks,
-// newest first, with how long each parked one has been waiting.
+// Link returns /tasks with the page's filters and page n, so a search can
+// be shared and paged.
+func (p tasksPage) Link(n int) string {
+	v := url.Values{}
+	for k, val := range map[string]string{"status": p.Status, "q": p.Query, "agent": p.AgentID} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	if n > 1 {
+		v.Set("page", strconv.Itoa(n))
+	}
+	if len(v) == 0 {
+		return "/tasks"
+	}
+	return "/tasks?" + v.Encode()
+}
+
+// listTasks answers GET /tasks[?status=…&q=…&agent=…&page=…]: the
+// workspace's tasks, newest first, found by text (title, id, key details,
+// agent name) and agent, with how long each parked one has been waiting.
 func (s *server) listTasks(c *fiber.Ctx) error {
-	status := c.Query("status")
-	page, err := s.Tasks.ListWorkspace(c.UserContext(), adminOf(c).WorkspaceID, task.ListFilter{Status: status, Page: pageParam(c)})
+	ctx, ws := c.UserContext(), adminOf(c).WorkspaceID
+	p := tasksPage{Status: c.Query("status"), Statuses: task.Statuses, Query: c.Query("q"), AgentID: c.Query("agent")}
+	var err error
+	p.SummaryPage, err = s.Tasks.ListWorkspace(ctx, ws, task.ListFilter{Status: p.Status, Query: p.Query, AgentID: p.AgentID, Page: pageParam(c)})
 	if err != nil {
 		return err
 	}
-	return s.render(c, fiber.StatusOK, "tasks", "Tasks", "tasks", tasksPage{SummaryPage: page, Status: status, Statuses: task.Statuses})
+	if p.Agents, err = s.Admin.ListAgents(ctx, ws); err != nil {
+		return err
+	}
+	return s.render(c, fiber.StatusOK, "tasks", "Tasks", "tasks", p)
 }
 
 // pageParam reads ?page= (1-based); anything else is the first page.

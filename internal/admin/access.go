@@ -29,6 +29,12 @@ func (s *Service) AuditLog(ctx context.Context, workspaceID string, page int) (a
 	return audit.List(ctx, s.st.DB, workspaceID, page)
 }
 
+// SearchAuditLog returns page page of the entries of workspace
+// workspaceID's audit log that f keeps, newest first (audit.Search).
+func (s *Service) SearchAuditLog(ctx context.Context, workspaceID string, f audit.Filter, page int) (audit.Page, error) {
+	return audit.Search(ctx, s.st.DB, workspaceID, f, page)
+}
+
 // Audit records one entry of a workspace's audit log (audit.Record): what
 // a front door did that no domain service records for it, such as trying
 // a binding's op from the console.

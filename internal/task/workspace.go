@@ -42,7 +42,12 @@ type Summary struct {
 // ListFilter selects a page of a workspace's tasks.
 type ListFilter struct {
 	Status string // one of Statuses; "" lists every task
-	Page   int    // 1-based; 0 is the first page
+	// Query finds text in a task's title, id, key details (key or value) or
+	// agent's name, case-insensitively; "" finds every task.
+	Query string
+	// AgentID keeps the tasks of one agent; "" keeps every agent's.
+	AgentID string
+	Page    int // 1-based; 0 is the first page
 }
 
 // SummaryPage is one page of a workspace's tasks, newest first.
@@ -102,6 +107,18 @@ func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListF
 	q := s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID)
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
+	}
+	if f.AgentID != "" {
+		q = q.Where("agent_id = ?", f.AgentID)
+	}
+	if strings.TrimSpace(f.Query) != "" {
+		like := store.Contains(f.Query)
+		q = q.Where("(LOWER(title) LIKE ?"+store.LikeEscape+
+			" OR LOWER(CAST(id AS TEXT)) LIKE ?"+store.LikeEscape+
+			" OR agent_id IN (SELECT id FROM agents WHERE workspace_id = ? AND LOWER(name) LIKE ?"+store.LikeEscape+")"+
+			" OR id IN (SELECT task_id FROM agent_key_values WHERE LOWER(key) LIKE ?"+store.LikeEscape+
+			" OR LOWER(CAST(value AS TEXT)) LIKE ?"+store.LikeEscape+"))",
+			like, like, workspaceID, like, like, like)
 	}
 	var rows []models.Task
 	err := q.Order("created_at DESC, id DESC").Offset((page - 1) * TasksPerPage).Limit(TasksPerPage + 1).Find(&rows).Error
