@@ -21,6 +21,7 @@ commands:
   migrate   apply database migrations (and report bindings that break a rule)
   workspace create NAME
             create a workspace and print its first admin token (operators only)
+  probe URL GET URL and exit 0 on a 2xx answer (container healthchecks)
 
 Configuration comes from environment variables; see docs/operators.md.
 `
@@ -48,6 +49,8 @@ func main() {
 		err = runMigrate(ctx)
 	case "workspace":
 		err = runWorkspace(ctx, os.Args[2:])
+	case "probe":
+		err = runProbe(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
