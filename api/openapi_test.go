@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,7 +20,8 @@ func checkOpenAPI(t *testing.T, req *http.Request, reqBody []byte, status int, h
 }
 
 // TestOpenAPIServed: the document is served with no token, is a valid
-// OpenAPI 3.1 document, and validates its own fetch.
+// OpenAPI 3.1 document naming this deployment's API as its server, and
+// validates its own fetch.
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t)
@@ -27,8 +29,15 @@ func TestOpenAPIServed(t *testing.T) {
 	require.Equal(t, 200, r.Status)
 	require.Equal(t, "no-store", r.Header.Get("Cache-Control"))
 	require.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), "application/json"))
-	require.Equal(t, api.OpenAPI, r.Raw)
 	require.Equal(t, "3.1.0", r.Body["openapi"])
+	require.Equal(t, []any{map[string]any{"url": a.P.Config.PublicAPIURL, "description": "This deployment's API (PUBLIC_API_URL)."}}, r.Body["servers"])
+	var served map[string]any
+	require.NoError(t, json.Unmarshal(r.Raw, &served))
+	delete(served, "servers")
+	var committed map[string]any
+	require.NoError(t, json.Unmarshal(api.OpenAPI, &committed))
+	delete(committed, "servers")
+	require.Equal(t, committed, served, "only the servers differ from the committed document")
 	_, _, err := openapicheck.Document()
 	require.NoError(t, err)
 }

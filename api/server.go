@@ -67,6 +67,9 @@ type Services struct {
 	// Proxies are the hops whose X-Forwarded-For names the access log's
 	// client (Config.TrustedProxies).
 	Proxies web.Proxies
+	// PublicAPIURL is this API's public base URL (PUBLIC_API_URL): the
+	// served OpenAPI document's server.
+	PublicAPIURL string
 }
 
 type server struct {

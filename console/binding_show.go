@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -32,25 +33,36 @@ type bindingPage struct {
 	Result *tryResult
 }
 
-// tryOp is one op of the try form's list.
-type tryOp struct{ Kind, Name string }
+// tryOp is one op of the try form's list, with an example payload of its
+// shape that the form starts from when the op is chosen.
+type tryOp struct{ Kind, Name, Example string }
 
 // tryOps lists a spec's runnable ops.
 func tryOps(s bindingspec.Spec) []tryOp {
 	var ops []tryOp
+	add := func(kind, name string) {
+		example, _ := bindingspec.ExamplePayload(s, kind, name)
+		ops = append(ops, tryOp{kind, name, string(example)})
+	}
 	for _, r := range s.Reads {
-		ops = append(ops, tryOp{"read", r.Op})
+		add("read", r.Op)
 	}
 	for _, w := range s.Writes {
-		ops = append(ops, tryOp{"write", w.Op})
+		add("write", w.Op)
 	}
 	for _, h := range s.HTTPCalls {
-		ops = append(ops, tryOp{"http_call", h.Op})
+		add("http_call", h.Op)
 	}
 	for _, a := range s.Actions {
-		ops = append(ops, tryOp{"action", a.Name})
+		add("action", a.Name)
 	}
 	return ops
+}
+
+// PayloadRows is how many lines the try form's payload box shows: its
+// text's, within bounds.
+func (f tryForm) PayloadRows() int {
+	return min(max(strings.Count(f.Payload, "\n")+2, 4), 24)
 }
 
 // showBinding answers GET /bindings/:id.
@@ -79,6 +91,18 @@ func (s *server) renderBinding(c *fiber.Ctx, status int, b binding.Binding, text
 func (s *server) bindingPageOf(c *fiber.Ctx, b binding.Binding, text string, edited int) (bindingPage, error) {
 	p := bindingPage{Binding: b, Text: text, EditedVersion: edited, Unscoped: bindingspec.UnscopedWrites(b.AllowedOperations),
 		Ops: tryOps(b.AllowedOperations), Try: tryForm{Payload: "{}"}}
+	if len(p.Ops) > 0 {
+		p.Try.Payload = p.Ops[0].Example
+	}
+	// Sample session values: the newest step running this binding (in dev
+	// mode, the demo's), so a read scoped to {{task_id}} finds its rows.
+	sample, ok, err := s.Tasks.LatestSessionOf(c.UserContext(), b.WorkspaceID, b.ID)
+	if err != nil {
+		return p, err
+	}
+	if ok {
+		p.Try.TaskID, p.Try.AgentID, p.Try.StepID = sample.TaskID, sample.AgentID, sample.StepID
+	}
 	if b.IntegrationID != nil {
 		names, err := s.integrationNames(c)
 		if err != nil {

@@ -42,6 +42,30 @@ func TestTryAnOpInTheBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), testPassword),
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#try-form`)),
+	))
+	// The form starts from the first op's example and the demo task's
+	// session values; choosing another op puts that op's example in place,
+	// but never over the admin's own text.
+	value := func(sel string) string {
+		v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
+		require.NoError(t, err, sel)
+		return v
+	}
+	require.JSONEq(t, `{"columns": ["id", "vendor", "amount", "status"], "limit": 10}`, value(`#try-payload`))
+	require.Equal(t, f.TaskID, value(`#try-form input[name="task_id"]`))
+	require.Equal(t, f.StepID, value(`#try-form input[name="step_id"]`))
+	require.Equal(t, s.Tenant.Agent.ID, value(`#try-form input[name="agent_id"]`))
+	choose := func(op string) {
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#try-op`), op)))
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("try-op").dispatchEvent(new Event("change"))`))
+		require.NoError(t, err)
+	}
+	choose("approve_invoice")
+	require.JSONEq(t, `{"rows": {"record_decision": {"decision": null, "note": null}}}`, value(`#try-payload`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#try-payload`), `{"rows": {"record_decision": {"decision": "ok"}}}`)))
+	choose("set_status")
+	require.JSONEq(t, `{"rows": {"record_decision": {"decision": "ok"}}}`, value(`#try-payload`), "the admin's text stays")
+	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#try-form select[name="op"]`), "set_status"),
 		chromedp.SetValue(chromedp.CSS(`#try-form textarea[name="payload"]`), `{"row": {"id": 1, "status": "held"}}`),
 		chromedp.Click(chromedp.CSS(`#try-run`)),

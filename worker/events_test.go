@@ -19,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
 )
@@ -87,7 +88,7 @@ func TestReleasedAwaitReachesTheWebhook(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, got, 1)
-	require.NoError(t, review.VerifySignature(secret, got[0].Header, bodies[0], time.Minute))
+	require.NoError(t, webhook.VerifyLegacy(secret, got[0].Header, bodies[0], time.Minute))
 	var ev review.ResumeEvent
 	require.NoError(t, json.Unmarshal(bodies[0], &ev))
 	require.Equal(t, row.ID, ev.ID)

@@ -203,9 +203,9 @@ func checkResumeWebhook(t *testing.T, st *story, got []delivery, resumed map[str
 	require.NoError(t, err)
 	old, err := webhook.ParseSecret(st.oldWebhookSecret)
 	require.NoError(t, err)
-	require.NoError(t, review.VerifySignature(current.Key(), d.Header, d.Body, signatureTolerance))
-	require.ErrorIs(t, review.VerifySignature(old.Key(), d.Header, d.Body, signatureTolerance), review.ErrBadSignature)
-	require.Equal(t, d.Header.Get(webhook.HeaderID), d.Header.Get(review.HeaderEventID))
+	require.NoError(t, webhook.VerifyLegacy(current.Key(), d.Header, d.Body, signatureTolerance))
+	require.ErrorIs(t, webhook.VerifyLegacy(old.Key(), d.Header, d.Body, signatureTolerance), webhook.ErrBadSignature)
+	require.Equal(t, d.Header.Get(webhook.HeaderID), d.Header.Get(webhook.LegacyHeaderEventID))
 
 	var ev review.ResumeEvent
 	require.NoError(t, json.Unmarshal(d.Body, &ev))
@@ -216,7 +216,7 @@ func checkResumeWebhook(t *testing.T, st *story, got []delivery, resumed map[str
 	require.Equal(t, st.agentID, ev.AgentID)
 	require.Equal(t, st.workspaceID, ev.WorkspaceID)
 	require.Equal(t, "approve_invoice", ev.Action)
-	require.Equal(t, ev.ID, d.Header.Get(review.HeaderEventID))
+	require.Equal(t, ev.ID, d.Header.Get(webhook.LegacyHeaderEventID))
 	require.Equal(t, "application/json", d.Header.Get("Content-Type"))
 
 	payload := resumed["payload"].(map[string]any)

@@ -32,6 +32,7 @@ import (
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/integration"
+	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/llm"
@@ -225,7 +226,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		WrapTransportFunc: p.wrapOutbound,
 	})
 	p.buildTools()
-	journal := runtime.NewJournal(o.Store, o.Log)
+	journal := intent.NewJournal(o.Store, o.Log)
 	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Integrations: p.Integrations, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,

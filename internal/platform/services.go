@@ -33,6 +33,7 @@ func (p *Platform) APIServices() api.Services {
 		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
 		Files: p.Files, Queue: p.Queue, Metrics: p.Metrics,
 		AssetFrameAncestors: p.Config.AssetFrameAncestors, Proxies: p.Config.TrustedProxies,
+		PublicAPIURL: p.Config.PublicAPIURL,
 	}
 }
 

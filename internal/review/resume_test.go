@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -340,9 +340,9 @@ func TestWebhookDeliveredSigned(t *testing.T) {
 	got := rc.requests()
 	require.Len(t, got, 1)
 	req := got[0]
-	require.NoError(t, review.VerifySignature([]byte(webhookSecret), req.header, req.body, 5*time.Minute))
-	require.ErrorIs(t, review.VerifySignature([]byte("another secret"), req.header, req.body, 0), review.ErrBadSignature)
-	require.Equal(t, id, req.header.Get(review.HeaderEventID))
+	require.NoError(t, webhook.VerifyLegacy([]byte(webhookSecret), req.header, req.body, 5*time.Minute))
+	require.ErrorIs(t, webhook.VerifyLegacy([]byte("another secret"), req.header, req.body, 0), webhook.ErrBadSignature)
+	require.Equal(t, id, req.header.Get(webhook.LegacyHeaderEventID))
 	require.Equal(t, "application/json", req.header.Get("Content-Type"))
 
 	var body map[string]any
@@ -387,9 +387,9 @@ func TestWebhookRetriedAfterServerError(t *testing.T) {
 	require.Empty(t, d[1].Error)
 	got := rc.requests()
 	require.Len(t, got, 2)
-	require.Equal(t, got[0].header.Get(review.HeaderEventID), got[1].header.Get(review.HeaderEventID))
+	require.Equal(t, got[0].header.Get(webhook.LegacyHeaderEventID), got[1].header.Get(webhook.LegacyHeaderEventID))
 	for _, r := range got {
-		require.NoError(t, review.VerifySignature([]byte(webhookSecret), r.header, r.body, time.Minute))
+		require.NoError(t, webhook.VerifyLegacy([]byte(webhookSecret), r.header, r.body, time.Minute))
 	}
 }
 
@@ -488,39 +488,6 @@ func TestWebhookWithoutSecretIsRefused(t *testing.T) {
 	err := p.resumer.HandleWebhook(context.Background(), id)
 	require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 	require.Empty(t, rc.requests(), "an unsigned webhook is never sent")
-}
-
-func TestVerifySignature(t *testing.T) {
-	t.Parallel()
-	secret := []byte(webhookSecret)
-	body := []byte(`{"id":"e1","type":"task.resumed"}`)
-	now := time.Now().Unix()
-	signed := func(ts int64, sig string) http.Header {
-		h := http.Header{}
-		h.Set(review.HeaderTimestamp, strconv.FormatInt(ts, 10))
-		h.Set(review.HeaderSignature, sig)
-		return h
-	}
-	require.NoError(t, review.VerifySignature(secret, signed(now, review.Sign(secret, now, body)), body, time.Minute))
-	require.NoError(t, review.VerifySignature(secret,
-		signed(now, review.Sign([]byte("old secret"), now, body)+", "+review.Sign(secret, now, body)), body, time.Minute),
-		"any one of several signatures verifies")
-	for _, tc := range []struct {
-		name   string
-		header http.Header
-		body   []byte
-	}{
-		{"tampered body", signed(now, review.Sign(secret, now, body)), []byte(`{"id":"e2","type":"task.resumed"}`)},
-		{"wrong secret", signed(now, review.Sign([]byte("wrong"), now, body)), body},
-		{"timestamp changed", signed(now+1, review.Sign(secret, now, body)), body},
-		{"too old", signed(now-3600, review.Sign(secret, now-3600, body)), body},
-		{"no timestamp", http.Header{review.HeaderSignature: {review.Sign(secret, now, body)}}, body},
-		{"no signature", signed(now, ""), body},
-		{"unknown scheme", signed(now, "v0="+review.Sign(secret, now, body)[3:]), body},
-	} {
-		err := review.VerifySignature(secret, tc.header, tc.body, 5*time.Minute)
-		require.True(t, errors.Is(err, review.ErrBadSignature), "%s: %v", tc.name, err)
-	}
 }
 
 func TestWebhookRetryDelay(t *testing.T) {

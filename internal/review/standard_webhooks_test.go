@@ -73,9 +73,9 @@ func TestRealDeliveriesVerifyWithTheStandardWebhooksLibrary(t *testing.T) {
 
 	// The transition release also signs the X-Appruntime-* headers, with
 	// the same key and timestamp.
-	require.NoError(t, review.VerifySignature(secret.Key(), d.header, d.body, 5*time.Minute))
-	require.Equal(t, d.header.Get(webhook.HeaderTimestamp), d.header.Get(review.HeaderTimestamp))
-	require.Equal(t, d.header.Get(webhook.HeaderID), d.header.Get(review.HeaderEventID))
+	require.NoError(t, webhook.VerifyLegacy(secret.Key(), d.header, d.body, 5*time.Minute))
+	require.Equal(t, d.header.Get(webhook.HeaderTimestamp), d.header.Get(webhook.LegacyHeaderTimestamp))
+	require.Equal(t, d.header.Get(webhook.HeaderID), d.header.Get(webhook.LegacyHeaderEventID))
 
 	// A delivery made ten minutes ago (a replay, or a receiver's clock that
 	// far off) is refused on its timestamp alone.
@@ -106,7 +106,7 @@ func TestRotationSignsWithBothSecretsDuringTheOverlap(t *testing.T) {
 	require.Len(t, strings.Fields(d.header.Get(webhook.HeaderSignature)), 2)
 	require.NoError(t, library(t, first.String()).Verify(d.body, d.header), "the receiver still on the old secret")
 	require.NoError(t, library(t, second.String()).Verify(d.body, d.header), "the receiver already on the new one")
-	require.NoError(t, review.VerifySignature(second.Key(), d.header, d.body, time.Minute), "the legacy header: the current key")
+	require.NoError(t, webhook.VerifyLegacy(second.Key(), d.header, d.body, time.Minute), "the legacy header: the current key")
 
 	expired, err := webhook.Keyring{Current: first}.Rotate(second, time.Now().Add(-2*time.Hour), time.Hour)
 	require.NoError(t, err)
@@ -130,5 +130,5 @@ func TestALegacySecretVerifiesAsItsReencodedForm(t *testing.T) {
 	d := p.deliverOne(t, p.resumer, rc)
 	reencoded := webhook.SecretPrefix + base64.StdEncoding.EncodeToString([]byte(webhookSecret))
 	require.NoError(t, library(t, reencoded).Verify(d.body, d.header))
-	require.NoError(t, review.VerifySignature([]byte(webhookSecret), d.header, d.body, time.Minute))
+	require.NoError(t, webhook.VerifyLegacy([]byte(webhookSecret), d.header, d.body, time.Minute))
 }

@@ -3,9 +3,6 @@ package review
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -42,55 +38,6 @@ const (
 	// discarded) so the connection can be reused.
 	maxDrainedBody = 64 << 10
 )
-
-// The legacy webhook headers, sent beside the Standard Webhooks ones
-// (internal/webhook) for one transition release. The signature is "v1=" and
-// the hex HMAC-SHA256, under the key of the agent's current webhook secret
-// (webhook.Secret.Key), of the timestamp, a dot and the raw body.
-const (
-	HeaderEventID   = "X-Appruntime-Event-Id"
-	HeaderTimestamp = "X-Appruntime-Timestamp"
-	HeaderSignature = "X-Appruntime-Signature"
-	signatureScheme = "v1="
-)
-
-// ErrBadSignature is what VerifySignature returns for a request that was not
-// signed with the secret, or whose timestamp is outside the tolerance.
-var ErrBadSignature = errors.New("review: webhook signature does not verify")
-
-// Sign returns the X-Appruntime-Signature value of body sent at timestamp
-// (unix seconds) under secret.
-func Sign(secret []byte, timestamp int64, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(strconv.FormatInt(timestamp, 10)))
-	mac.Write([]byte("."))
-	mac.Write(body)
-	return signatureScheme + hex.EncodeToString(mac.Sum(nil))
-}
-
-// VerifySignature checks a received webhook: that one of the signatures in
-// the X-Appruntime-Signature header (comma-separated, so a secret can be
-// rotated) is Sign(secret, timestamp, body), and, when tolerance is
-// positive, that X-Appruntime-Timestamp is within tolerance of now, which
-// refuses replays of old deliveries. body must be the raw bytes received.
-func VerifySignature(secret []byte, header http.Header, body []byte, tolerance time.Duration) error {
-	ts, err := strconv.ParseInt(header.Get(HeaderTimestamp), 10, 64)
-	if err != nil {
-		return fmt.Errorf("%w: missing or malformed %s", ErrBadSignature, HeaderTimestamp)
-	}
-	if tolerance > 0 {
-		if age := time.Since(time.Unix(ts, 0)); age > tolerance || age < -tolerance {
-			return fmt.Errorf("%w: timestamp is %s away from now", ErrBadSignature, age.Round(time.Second))
-		}
-	}
-	want := []byte(Sign(secret, ts, body))
-	for _, sig := range strings.Split(header.Get(HeaderSignature), ",") {
-		if hmac.Equal([]byte(strings.TrimSpace(sig)), want) {
-			return nil
-		}
-	}
-	return ErrBadSignature
-}
 
 // WebhookRetryDelay is how long to wait before retry n+1 of a failed
 // delivery (n = retries so far): 2^n seconds plus up to half again of
@@ -209,9 +156,7 @@ func (r *Resumer) post(ctx context.Context, agent models.Agent, ev ResumeEvent, 
 	if err := keys.Sign(req.Header, ev.ID, now, body); err != nil {
 		return apperr.Wrap(err, apperr.Invalid, "agent %s: the resume webhook cannot be signed", agent.ID)
 	}
-	req.Header.Set(HeaderEventID, ev.ID)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set(HeaderSignature, Sign(keys.Current.Key(), now.Unix(), body))
+	keys.SignLegacy(req.Header, ev.ID, now, body)
 
 	start := time.Now()
 	res, err := r.client.Do(req)

@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/integration"
+	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
@@ -67,7 +68,7 @@ type Service struct {
 	Capabilities Capabilities
 	// Journal records the write intents and feed rows of /write and
 	// /action (group-committed); required for both verbs.
-	Journal *Journal
+	Journal *intent.Journal
 	// AfterRelease runs after a commit that released an await (it wakes the
 	// outbox relay); nil skips it.
 	AfterRelease func(ctx context.Context)

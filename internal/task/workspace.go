@@ -279,3 +279,28 @@ func (s *Service) summaries(ctx context.Context, workspaceID string, tasks []mod
 	}
 	return out, nil
 }
+
+// SessionSample is a step that runs a binding: the session values a bundle
+// on it would carry.
+type SessionSample struct{ TaskID, AgentID, StepID string }
+
+// LatestSessionOf returns the workspace's newest step whose configured tool
+// is bound to bindingID, the sample session values the console's "try an op"
+// starts from (the demo's own ids in dev mode); ok is false when no step
+// runs the binding yet.
+func (s *Service) LatestSessionOf(ctx context.Context, workspaceID, bindingID string) (SessionSample, bool, error) {
+	var rows []SessionSample
+	err := s.st.DB.WithContext(ctx).Table("steps").
+		Select("steps.task_id AS task_id, tasks.agent_id AS agent_id, steps.id AS step_id").
+		Joins("JOIN tasks ON tasks.id = steps.task_id").
+		Joins("JOIN configured_tools ON configured_tools.id = steps.configured_tool_id").
+		Where("tasks.workspace_id = ? AND configured_tools.binding_id = ?", workspaceID, bindingID).
+		Order("steps.created_at DESC, steps.id DESC").Limit(1).Scan(&rows).Error
+	if err != nil {
+		return SessionSample{}, false, fmt.Errorf("task: latest step of binding %s: %w", bindingID, err)
+	}
+	if len(rows) == 0 {
+		return SessionSample{}, false, nil
+	}
+	return rows[0], true, nil
+}

@@ -1,4 +1,4 @@
-package runtime
+package intent
 
 import (
 	"context"
@@ -10,14 +10,12 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/config"
-	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
 
-// Journal group-commits the write intents and feed rows of the verbs
-// (internal/intent): what arrives together shares one statement and one
-// commit, so a busy surface costs the platform database a fraction of a
+// Journal group-commits the write intents and feed rows of the runtime's
+// verbs: what arrives together shares one statement and one commit, so a busy surface costs the platform database a fraction of a
 // round trip per write. Opening an intent is always waited for; a /write's
 // completion is queued (CompleteLater) and an action waits for the queue
 // (Flush) before it records its own feed row. Intents opened together are
@@ -53,7 +51,7 @@ type Journal struct {
 	opening sync.WaitGroup
 
 	ownerMu sync.Mutex
-	owner   *intent.Owner // claimed on first use
+	owner   *Owner // claimed on first use
 
 	batchMu sync.Mutex
 	left    map[string]*openedBatch // by batch id
@@ -81,7 +79,7 @@ type openBatch struct {
 // write did not commit), an intent an action recorded itself (Recorded), a
 // barrier (Flush). done is nil for what nobody waits for.
 type journalItem struct {
-	complete *intent.Completion
+	complete *Completion
 	drop     *models.WriteIntent
 	recorded *models.WriteIntent
 	barrier  bool
@@ -226,11 +224,11 @@ func (j *Journal) openBatch(w *writer, intents []models.WriteIntent, results []j
 	for i := range intents {
 		intents[i].BatchID = id
 	}
-	applied, err := w.apply(intent.Batch{ID: id, Open: intents})
+	applied, err := w.apply(Batch{ID: id, Open: intents})
 	opened := 0
 	for i, in := range intents {
 		if err != nil {
-			results[i] = journalResult{err: fmt.Errorf("runtime: record write: %w", err)}
+			results[i] = journalResult{err: fmt.Errorf("intent: record write: %w", err)}
 			continue
 		}
 		results[i] = journalResult{applied: !applied.Refused[in.ID]}
@@ -275,14 +273,14 @@ func (j *Journal) maybeForgetStale() {
 	}
 }
 
-// forgetStale stops counting batches older than intent.StaleAfter: an
+// forgetStale stops counting batches older than StaleAfter: an
 // intent whose completion failed (the platform database was down) keeps
 // its batch for the sweep, which takes it at that age.
 func (j *Journal) forgetStale(now time.Time) {
 	j.batchMu.Lock()
 	defer j.batchMu.Unlock()
 	for id, b := range j.left {
-		if now.Sub(b.opened) > intent.StaleAfter {
+		if now.Sub(b.opened) > StaleAfter {
 			delete(j.left, id)
 		}
 	}
@@ -326,14 +324,14 @@ func (j *Journal) Recorded(ctx context.Context, in models.WriteIntent) {
 
 // Complete turns an intent into its feed row. It reports false when the
 // intent was gone (a sweep had recorded it as unknown meanwhile).
-func (j *Journal) Complete(ctx context.Context, c intent.Completion) (bool, error) {
+func (j *Journal) Complete(ctx context.Context, c Completion) (bool, error) {
 	return j.submit(ctx, j.settles, journalItem{complete: &c})
 }
 
 // CompleteLater queues the completion of an intent and returns without
 // waiting for its commit (a full queue makes it wait for room). What goes
 // wrong is logged: the intent then stays for the sweep.
-func (j *Journal) CompleteLater(ctx context.Context, c intent.Completion) error {
+func (j *Journal) CompleteLater(ctx context.Context, c Completion) error {
 	return j.enqueue(ctx, j.settles, journalItem{complete: &c})
 }
 
@@ -384,9 +382,9 @@ func (j *Journal) ownerID(ctx context.Context) (string, error) {
 		return "", errShuttingDown
 	}
 	if j.owner == nil {
-		o, err := intent.Claim(ctx, j.st, j.log)
+		o, err := Claim(ctx, j.st, j.log)
 		if err != nil {
-			return "", fmt.Errorf("runtime: %w", err)
+			return "", fmt.Errorf("intent: %w", err)
 		}
 		j.owner = o
 	}
@@ -489,7 +487,7 @@ func (j *Journal) flushSettles(batch []journalItem, w *writer) {
 	results := make([]journalResult, len(batch))
 	if len(b.Complete) == 0 && len(done) == 0 {
 		for i, it := range batch {
-			results[i] = result(it, intent.Applied{}, nil)
+			results[i] = result(it, Applied{}, nil)
 		}
 		j.afterSettle(batch, results)
 		return
@@ -502,10 +500,10 @@ func (j *Journal) flushSettles(batch []journalItem, w *writer) {
 		j.giveBackDone(done)
 		for i, it := range batch {
 			if it.complete == nil {
-				results[i] = result(it, intent.Applied{}, nil)
+				results[i] = result(it, Applied{}, nil)
 				continue
 			}
-			applied, err := w.apply(intent.Batch{Complete: []intent.Completion{*it.complete}})
+			applied, err := w.apply(Batch{Complete: []Completion{*it.complete}})
 			results[i] = result(it, applied, err)
 		}
 	} else {
@@ -535,7 +533,7 @@ func (j *Journal) flushDone(w *writer) {
 	if len(done) == 0 {
 		return
 	}
-	if _, err := w.apply(intent.Batch{Done: done}); err != nil {
+	if _, err := w.apply(Batch{Done: done}); err != nil {
 		j.giveBackDone(done)
 		j.log.Warn("journal: deleting finished intent batches failed; the next statement retries", "error", err.Error())
 	}
@@ -595,28 +593,28 @@ type writer struct {
 	setup []string
 	conn  *sql.Conn
 	// scratch is where the batches' records are built (Postgres).
-	scratch intent.Scratch
+	scratch Scratch
 }
 
-func (w *writer) apply(b intent.Batch) (intent.Applied, error) {
+func (w *writer) apply(b Batch) (Applied, error) {
 	ctx := context.Background()
 	if w.st.Dialect != config.Postgres || w.st.SQL() == nil {
-		return intent.Apply(ctx, w.st.DB, b)
+		return Apply(ctx, w.st.DB, b)
 	}
 	if w.conn == nil {
 		conn, err := w.st.SQL().Conn(ctx)
 		if err != nil {
-			return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
+			return Applied{}, fmt.Errorf("intent: journal connection: %w", err)
 		}
 		for _, setting := range w.setup {
 			if _, err := conn.ExecContext(ctx, setting); err != nil {
 				store.DiscardConn(conn)
-				return intent.Applied{}, fmt.Errorf("runtime: journal connection: %w", err)
+				return Applied{}, fmt.Errorf("intent: journal connection: %w", err)
 			}
 		}
 		w.conn = conn
 	}
-	applied, err := intent.ApplyOn(ctx, w.conn, b, &w.scratch)
+	applied, err := ApplyOn(ctx, w.conn, b, &w.scratch)
 	if err != nil && w.conn.PingContext(ctx) != nil {
 		w.close() // broken: the next batch takes a new one
 	}
@@ -632,16 +630,16 @@ func (w *writer) close() {
 	}
 }
 
-// batchOf is the intent.Batch of items: their completions, allocated once
+// batchOf is the Batch of items: their completions, allocated once
 // (a drop, a recorded intent and a barrier need no statement).
-func batchOf(items []journalItem) intent.Batch {
+func batchOf(items []journalItem) Batch {
 	n := 0
 	for _, it := range items {
 		if it.complete != nil {
 			n++
 		}
 	}
-	b := intent.Batch{Complete: make([]intent.Completion, 0, n)}
+	b := Batch{Complete: make([]Completion, 0, n)}
 	for _, it := range items {
 		if it.complete != nil {
 			b.Complete = append(b.Complete, *it.complete)
@@ -650,9 +648,9 @@ func batchOf(items []journalItem) intent.Batch {
 	return b
 }
 
-func result(it journalItem, applied intent.Applied, err error) journalResult {
+func result(it journalItem, applied Applied, err error) journalResult {
 	if err != nil && it.complete != nil {
-		return journalResult{err: fmt.Errorf("runtime: record write: %w", err)}
+		return journalResult{err: fmt.Errorf("intent: record write: %w", err)}
 	}
 	if it.complete != nil {
 		return journalResult{applied: !applied.Missing[it.complete.Intent.ID]}

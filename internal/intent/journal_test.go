@@ -1,4 +1,4 @@
-package runtime_test
+package intent_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/intent"
-	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -21,7 +20,7 @@ func TestJournalCommitsEveryWriteAndIsolatesABadOne(t *testing.T) {
 	t.Parallel()
 	st := testkit.Schema(t)
 	task, step := newTaskStep(t, st)
-	j := runtime.NewJournal(st, nil)
+	j := intent.NewJournal(st, nil)
 	defer j.Close()
 	ctx := context.Background()
 
@@ -122,7 +121,7 @@ func TestABatchGoesOnceEachOfItsIntentsIsSettled(t *testing.T) {
 func TestJournalAfterCloseIsRetryableNotAPanic(t *testing.T) {
 	t.Parallel()
 	st := testkit.SQLite(t)
-	j := runtime.NewJournal(st, nil)
+	j := intent.NewJournal(st, nil)
 	j.Close()
 	_, _, err := j.Open(context.Background(), models.WriteIntent{ID: models.NewID(), TaskID: models.NewID()})
 	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err))
@@ -150,10 +149,10 @@ func TestACompletionQueuedForLaterIsCommittedByTheNextFlush(t *testing.T) {
 
 // journalOn returns a journal on st, closed when the test ends, and a task
 // with an app-tool step to write on.
-func journalOn(t *testing.T, st *store.Store) (models.Task, models.Step, *runtime.Journal) {
+func journalOn(t *testing.T, st *store.Store) (models.Task, models.Step, *intent.Journal) {
 	t.Helper()
 	task, step := newTaskStep(t, st)
-	j := runtime.NewJournal(st, nil)
+	j := intent.NewJournal(st, nil)
 	t.Cleanup(j.Close)
 	return task, step, j
 }

@@ -1,4 +1,4 @@
-package runtime
+package intent
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -41,7 +40,7 @@ func TestJournalWritersNeverJITCompile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := &writer{st: st, setup: setup}
 			defer w.close()
-			_, err := w.apply(intent.Batch{Done: []string{models.NewID()}}) // sets its connection up
+			_, err := w.apply(Batch{Done: []string{models.NewID()}}) // sets its connection up
 			require.NoError(t, err)
 			_, err = w.conn.ExecContext(ctx, "SET enable_seqscan = off") // the settle writer's; the open writer's estimate too
 			require.NoError(t, err)
