@@ -116,3 +116,7 @@ if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_re
 
 # python_code_tool runs scripts under bubblewrap (internal/tool/python).
 command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
+
+# scripts/openapi-check lints the OpenAPI document and builds its clients
+# with tools from npm (Redocly CLI, openapi-typescript, TypeScript).
+command -v npm >/dev/null 2>&1 || apt_install nodejs npm
