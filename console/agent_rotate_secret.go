@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -18,9 +19,19 @@ type agentSecretPage struct {
 	Overlap time.Duration
 }
 
-// OverlapText says how long the replaced secret keeps signing.
+// OverlapText says how long the replaced secret keeps signing, in the
+// words of the rotation form ("24 hours", "7 days", "1 hour").
 func (p agentSecretPage) OverlapText() string {
-	return age(p.Overlap)
+	d := p.Overlap
+	switch {
+	case d > 24*time.Hour && d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	case d == time.Hour:
+		return "1 hour"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return age(d)
 }
 
 // rotateAgentSecret answers POST /agents/:id/webhook-secret/rotate
