@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/admin"
+	"github.com/appruntime/appruntime/models"
 )
 
 // saveUser answers POST /users/:id (email, name, role): a merge patch of
@@ -27,6 +28,11 @@ func (s *server) saveUser(c *fiber.Ctx) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.Params("id") == a.ID && in.Role != models.RoleAdmin {
+		// The admin made themselves a reviewer: the admin pages are closed to
+		// them from now on.
+		return c.Redirect(reviewPath, fiber.StatusSeeOther)
 	}
 	return redirectTo(c, "/users/"+c.Params("id"), "user_saved")
 }

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -114,4 +115,22 @@ func TestUserForms(t *testing.T) {
 	require.NoError(t, c.Store.DB.Take(&still, "id = ?", me.ID).Error)
 	require.Equal(t, models.RoleAdmin, still.Role)
 	require.Equal(t, http.StatusOK, cl.get("/").Status, "still signed in as an admin")
+}
+
+// TestAnAdminWhoDemotesThemselvesLandsOnTheReviewPages: with another admin
+// in the workspace an admin may make themselves a reviewer; the form then
+// leads to the review pages, the only ones left to them.
+func TestAnAdminWhoDemotesThemselvesLandsOnTheReviewPages(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	me := c.Tenant.Admin
+	_, err := c.P.Admin.CreateUser(context.Background(), c.Tenant.Workspace.ID, "test", adminInput("other-"+strings.ToLower(models.NewID()[:8])+"@example.test", models.RoleAdmin))
+	require.NoError(t, err)
+	cl := c.signedIn(t)
+	cl.get("/users/" + me.ID)
+	p := cl.post("/users/"+me.ID, url.Values{"email": {me.Email}, "name": {me.Name}, "role": {"reviewer"}})
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, "/review", p.Header.Get("Location"))
+	require.Equal(t, http.StatusForbidden, cl.get("/users").Status)
+	require.Equal(t, http.StatusOK, cl.get("/review").Status)
 }
