@@ -14,7 +14,12 @@ func (s *server) deleteAgent(c *fiber.Ctx) error {
 		return s.renderAgent(c, fiber.StatusBadRequest, nil,
 			formRefusal{Status: fiber.StatusBadRequest, Field: "confirm", Message: "tick the box to confirm what the deletion takes with it"})
 	}
-	if err := s.Admin.DeleteAgent(c.UserContext(), a.WorkspaceID, a.actor(), c.Params("id")); err != nil {
+	err := s.Admin.DeleteAgent(c.UserContext(), a.WorkspaceID, a.actor(), c.Params("id"))
+	if r, refused := refuseForm(err); refused {
+		r.Field = "confirm" // a row the cascade does not reach still uses it (409)
+		return s.renderAgent(c, r.Status, nil, r)
+	}
+	if err != nil {
 		return err
 	}
 	return redirectTo(c, "/agents", "agent_deleted")
