@@ -1,6 +1,8 @@
 package console
 
 import (
+	"fmt"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/admin"
@@ -26,18 +28,50 @@ type agentToolEdit struct {
 	JSON string
 }
 
-// newToolTemplate is the new tool editor's starting text.
-const newToolTemplate = `{
+// newToolAppExample is the new tool editor's starting text when the
+// workspace has a component integration: an app target on the first one
+// (%s is its id), which saves as it is.
+const newToolAppExample = `{
   "name": "save_bookmark",
   "displayName": "Save bookmark",
   "description": "Save a bookmark URL and return a confirmation.",
   "input": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"], "additionalProperties": false},
-  "target": {"type": "app", "component": "<component integration id>", "path": "/tools/save-bookmark", "method": "POST", "body": "${input}"}
+  "target": {"type": "app", "component": "%s", "path": "/tools/save-bookmark", "method": "POST", "body": "${input}"}
 }`
+
+// newToolURLExample is the starting text when the workspace has no
+// component integration (the dev demo has none): a url target, which saves
+// as it is, so the example is never a dead end.
+const newToolURLExample = `{
+  "name": "save_bookmark",
+  "displayName": "Save bookmark",
+  "description": "Save a bookmark URL and return a confirmation.",
+  "input": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"], "additionalProperties": false},
+  "target": {"type": "url", "url": "https://bookmarks.example.com/save", "method": "POST", "body": "${input}"}
+}`
+
+// newToolExample returns the new tool editor's starting text for the
+// signed-in admin's workspace: one that saves unchanged.
+func (s *server) newToolExample(c *fiber.Ctx) (string, error) {
+	list, err := s.Admin.ListIntegrations(c.UserContext(), adminOf(c).WorkspaceID)
+	if err != nil {
+		return "", err
+	}
+	for _, i := range list {
+		if i.Kind == admin.KindComponent {
+			return fmt.Sprintf(newToolAppExample, i.ID), nil
+		}
+	}
+	return newToolURLExample, nil
+}
 
 // listAgentTools answers GET /agents/:id/tools.
 func (s *server) listAgentTools(c *fiber.Ctx) error {
-	return s.renderAgentTools(c, fiber.StatusOK, newToolTemplate, "", "", "")
+	example, err := s.newToolExample(c)
+	if err != nil {
+		return err
+	}
+	return s.renderAgentTools(c, fiber.StatusOK, example, "", "", "")
 }
 
 // renderAgentTools renders the page; failed names the editor whose save
@@ -83,7 +117,11 @@ func (s *server) saveAgentTool(c *fiber.Ctx) error {
 	body := c.FormValue("declaration")
 	_, err := s.AgentCalls.ReplaceDeclaration(c.UserContext(), a.WorkspaceID, c.Params("id"), a.actor(), c.Params("tool"), []byte(body))
 	if refused, msg := refusal(err); refused {
-		return s.renderAgentTools(c, fiber.StatusBadRequest, newToolTemplate, c.Params("tool"), body, msg)
+		example, err := s.newToolExample(c)
+		if err != nil {
+			return err
+		}
+		return s.renderAgentTools(c, fiber.StatusBadRequest, example, c.Params("tool"), body, msg)
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/appruntime/appruntime/internal/appblock"
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/reply"
+	"github.com/appruntime/appruntime/models"
 )
 
 // appHost is what templates/app_host.html shows on a host page (the task
@@ -26,6 +27,9 @@ type appHost struct {
 	MessageAction string
 	// OwnOrigins are the origins an app may not ask to open (ours).
 	OwnOrigins []string
+	// Closed says why the composer is not shown: the task is over and its
+	// agent reads no more events (task.AddUserMessage refuses them).
+	Closed string
 }
 
 // newAppHost returns the host of task taskID's replies for pages under
@@ -33,6 +37,19 @@ type appHost struct {
 func (s *server) newAppHost(taskID, base string, replies []reply.View, empty string) appHost {
 	return appHost{TaskID: taskID, Replies: replies, Empty: empty, AssetBase: base + "/assets/",
 		MessageAction: base + "/messages", OwnOrigins: s.ownOrigins()}
+}
+
+// composerClosed says why a task in status takes no more messages, or ""
+// when it does (task.AddUserMessage answers 409 on a completed or failed
+// task).
+func composerClosed(status string) string {
+	switch status {
+	case models.TaskCompleted:
+		return "The task is completed: its agent reads no more events, so no message can be sent to it."
+	case models.TaskFailed:
+		return "The task has failed (or was aborted): its agent reads no more events, so no message can be sent to it."
+	}
+	return ""
 }
 
 // ownOrigins are the origins of this deployment (console, API, bundles):

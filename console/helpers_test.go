@@ -69,6 +69,13 @@ func newTestConsole(t *testing.T, opts ...func(*config.Config)) *testConsole {
 func newPlatform(t *testing.T, cfg *config.Config) (*platform.Platform, *store.Store) {
 	t.Helper()
 	st := testkit.Schema(t)
+	return newPlatformOn(t, cfg, st), st
+}
+
+// newPlatformOn builds a platform on st (a SQLite store: the dev mode) and
+// a Redis environment of the test's own.
+func newPlatformOn(t *testing.T, cfg *config.Config, st *store.Store) *platform.Platform {
+	t.Helper()
 	rd := testkit.Redis(t)
 	log := logging.New(io.Discard, slog.LevelError)
 	if testing.Verbose() {
@@ -79,7 +86,7 @@ func newPlatform(t *testing.T, cfg *config.Config) (*platform.Platform, *store.S
 	})
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
-	return p, st
+	return p
 }
 
 func mustConsole(t *testing.T, p *platform.Platform) *fiber.App {

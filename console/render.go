@@ -35,6 +35,7 @@ var pageNames = []string{
 	"login", "error", "overview",
 	"bindings", "binding", "binding_versions",
 	"tools", "tool", "bundles", "bundle", "integrations", "agents", "users",
+	"agent", "agent_secret", "user", "user_password",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
 	"sessions", "audit", "queues", "webhooks",
@@ -120,6 +121,12 @@ var notices = map[string]string{
 	"task_deleted":   "Task deleted.",
 	"task_canceled":  "Cancellation sent to the worker running the task.",
 	"redelivering":   "Redelivery queued: the new attempt shows here once the worker made it.",
+	"agent_saved":    "The agent was saved.",
+	"agent_deleted":  "The agent was deleted with its tasks, tools and tokens.",
+	"user_created":   "The user was created with the password you typed.",
+	"user_saved":     "The user was saved.",
+	"password_reset": "The password was replaced with the one you typed.",
+	"user_deleted":   "The user was deleted: their tokens and app sessions no longer work.",
 }
 
 // render writes page name with data and status. The page is rendered to a

@@ -146,6 +146,7 @@ func (s *server) showReviewTask(c *fiber.Ctx) error {
 	}
 	replies = slices.DeleteFunc(replies, func(r reply.View) bool { return !r.Final })
 	p.Apps = s.newAppHost(d.ID, reviewPath+"/tasks/"+d.ID, replies, "The agent has not given its final reply.")
+	p.Apps.Closed = composerClosed(d.Status)
 	c.Set(fiber.HeaderContentSecurityPolicy, reviewCSP(s.bundleOrigin))
 	return s.render(c, fiber.StatusOK, "review_task", "Review "+shortID(d.ID), "review", p)
 }

@@ -14,7 +14,8 @@ import (
 
 // TestSendToAgentOfAFinishedTaskIsRefused: "Send to agent" on a running
 // task records the message; on a completed one it answers 409 with the
-// reason and records nothing (it once answered "sent").
+// reason and records nothing (it once answered "sent"), and the page of a
+// finished task shows why instead of the composer.
 func TestSendToAgentOfAFinishedTaskIsRefused(t *testing.T) {
 	t.Parallel()
 	c := newTestConsole(t)
@@ -29,6 +30,7 @@ func TestSendToAgentOfAFinishedTaskIsRefused(t *testing.T) {
 		return n
 	}
 
+	require.Contains(t, cl.get("/tasks/"+tk.ID).Body, "Send to agent", "a running task has the composer")
 	require.Equal(t, http.StatusSeeOther, cl.post("/tasks/"+tk.ID+"/messages", url.Values{"message": {"still there?"}}).Status)
 	require.EqualValues(t, 1, messages())
 
@@ -38,4 +40,10 @@ func TestSendToAgentOfAFinishedTaskIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusConflict, p.Status, p.Body)
 	require.Contains(t, p.Body, "the task is completed")
 	require.EqualValues(t, 1, messages(), "nothing recorded for a finished task")
+
+	// The page offers no composer on a finished task, and says why.
+	page := cl.get("/tasks/" + tk.ID)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.NotContains(t, page.Body, "Send to agent")
+	require.Contains(t, page.Body, `id="composer-closed">The task is completed: its agent reads no more events`)
 }

@@ -65,6 +65,7 @@ func (s *server) showTask(c *fiber.Ctx) error {
 	}
 	pg := taskPage{Detail: d, AppToolSteps: apps, Actors: actors,
 		Apps: s.newAppHost(d.ID, "/tasks/"+d.ID, replies, "The agent has not replied yet.")}
+	pg.Apps.Closed = composerClosed(d.Status)
 	for _, call := range calls {
 		card := callCard{CallView: call}
 		if call.Result != nil && call.Result.EmbedURL != "" && slices.Contains(pg.Apps.OwnOrigins, originOf(call.Result.EmbedURL)) {

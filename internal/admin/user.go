@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
@@ -130,7 +131,8 @@ func (s *Service) CreateUser(ctx context.Context, workspaceID, actor string, in 
 }
 
 // UpdateUser applies a merge patch to a user of the workspace; a password in
-// the patch replaces the current one.
+// the patch replaces the current one. The workspace's last admin keeps the
+// role (keepAnAdmin).
 func (s *Service) UpdateUser(ctx context.Context, workspaceID, actor, id string, patch []byte) (UserView, error) {
 	var u models.User
 	e := audit.Entry{WorkspaceID: workspaceID, Actor: actor, Action: "user.update", TargetType: "user", TargetID: id}
@@ -141,6 +143,11 @@ func (s *Service) UpdateUser(ctx context.Context, workspaceID, actor, id string,
 		var in UserInput
 		if err := strictjson.MergeInto(UserInput{Email: u.Email, Name: u.Name, Role: u.Role}, patch, &in); err != nil {
 			return err
+		}
+		if u.Role == models.RoleAdmin && in.Role != models.RoleAdmin {
+			if err := keepAnAdmin(ctx, tx, u, "made "+in.Role); err != nil {
+				return err
+			}
 		}
 		if err := checkUser(&u, in, false); err != nil {
 			return err
@@ -158,7 +165,31 @@ func (s *Service) UpdateUser(ctx context.Context, workspaceID, actor, id string,
 	return userView(u), nil
 }
 
-// DeleteUser deletes a user of the workspace and their host tokens; tasks
+// keepAnAdmin refuses (409) to take the admin role from u, the change
+// described by what, when u is the workspace's last admin: a workspace
+// without one could no longer be run from the console. The workspace's row
+// is locked first, so that two admins demoting each other at once cannot
+// both pass (SELECT … FOR UPDATE on Postgres; SQLite has one writer).
+func keepAnAdmin(ctx context.Context, tx *gorm.DB, u models.User, what string) error {
+	var w models.Workspace
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Where("id = ?", u.WorkspaceID).Take(&w).Error
+	if err != nil {
+		return fmt.Errorf("admin: lock workspace: %w", err)
+	}
+	var others int64
+	err = tx.WithContext(ctx).Model(&models.User{}).
+		Where("workspace_id = ? AND role = ? AND id <> ?", u.WorkspaceID, models.RoleAdmin, u.ID).Count(&others).Error
+	if err != nil {
+		return fmt.Errorf("admin: count admins: %w", err)
+	}
+	if others == 0 {
+		return apperr.Conflictf("%s is the workspace's last admin and cannot be %s: make another user admin first", u.Email, what)
+	}
+	return nil
+}
+
+// DeleteUser deletes a user of the workspace and their host tokens (never
+// the workspace's last admin: keepAnAdmin); tasks
 // they had claimed or were assigned go back to the queue, and the app
 // sessions minted for them stop working at once.
 func (s *Service) DeleteUser(ctx context.Context, workspaceID, actor, id string) error {
@@ -169,6 +200,11 @@ func (s *Service) DeleteUser(ctx context.Context, workspaceID, actor, id string)
 			return err
 		}
 		e.Detail = map[string]any{"email": u.Email}
+		if u.Role == models.RoleAdmin {
+			if err := keepAnAdmin(ctx, tx, u, "deleted"); err != nil {
+				return err
+			}
+		}
 		if err := s.sessions.RevokeUserSessions(ctx, tx, u.ID); err != nil {
 			return err
 		}
