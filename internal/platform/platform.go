@@ -40,6 +40,7 @@ import (
 	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/requestid"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
@@ -412,10 +413,10 @@ func (p *Platform) buildMetrics() {
 }
 
 // wrapOutbound is the transport of every outbound client: it sends the
-// request id (X-Request-Id) and records the call's latency and status under
-// client.
+// request id (X-Request-Id) and, with tracing on, the traceparent of a
+// client span, and records the call's latency and status under client.
 func (p *Platform) wrapOutbound(client string, rt http.RoundTripper) http.RoundTripper {
-	return p.Metrics.Transport(client, requestid.Transport(rt))
+	return p.Metrics.Transport(client, tracing.Transport(requestid.Transport(rt)))
 }
 
 // outboundClient is an SSRF-guarded client (gateway.NewClient) on
