@@ -14,8 +14,8 @@ import (
 
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/requestid"
-	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )

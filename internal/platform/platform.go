@@ -40,7 +40,6 @@ import (
 	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/requestid"
-	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
@@ -53,6 +52,7 @@ import (
 	"github.com/appruntime/appruntime/internal/tool/translate"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/toolrun"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
