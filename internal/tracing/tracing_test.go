@@ -1,10 +1,13 @@
 package tracing_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -114,4 +117,47 @@ func TestSamplerFollowsTheVariables(t *testing.T) {
 		require.Equal(t, want, tracing.Sampler(name, 0).ShouldSample(p).Decision, name)
 	}
 	require.Equal(t, sdktrace.RecordAndSample, tracing.Sampler("traceidratio", 1).ShouldSample(p).Decision)
+}
+
+// Setup sends the spans over OTLP/HTTP to the collector
+// OTEL_EXPORTER_OTLP_ENDPOINT names (a loopback stand-in reading the real
+// protocol's requests), under the service name given, and flushes them at
+// shutdown.
+func TestSetupExportsToTheCollectorTheVariablesName(t *testing.T) {
+	type export struct {
+		path, contentType string
+		body              []byte
+	}
+	got := make(chan export, 4)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- export{r.URL.Path, r.Header.Get("Content-Type"), body}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+
+	shutdown, err := tracing.Setup(context.Background(), tracing.Options{
+		Protocol: "http/protobuf", Sampler: "parentbased_always_on", ServiceName: "appruntime-test", RequestIDFunc: requestIDOf,
+	})
+	require.NoError(t, err)
+	ctx := context.WithValue(context.Background(), ctxKey{}, "req-exported-1")
+	_, span := tracing.Start(ctx, "GET /healthz", oteltrace.SpanKindServer)
+	span.End()
+	require.NoError(t, shutdown(context.Background()))
+
+	select {
+	case e := <-got:
+		require.Equal(t, "/v1/traces", e.path)
+		require.Equal(t, "application/x-protobuf", e.contentType)
+		for _, want := range []string{"appruntime-test", "GET /healthz", "req-exported-1"} {
+			require.True(t, bytes.Contains(e.body, []byte(want)), "the export carries %q", want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no export reached the collector")
+	}
+
+	_, err = tracing.Setup(context.Background(), tracing.Options{Protocol: "http/json"})
+	require.ErrorContains(t, err, "http/json")
 }
