@@ -5,6 +5,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/auth"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/internal/web"
 )
 
@@ -24,6 +25,7 @@ func (s *server) requireToken(scope string) fiber.Handler {
 			return err
 		}
 		c.Locals(principalKey, p)
+		tracing.SetWorkspace(c.UserContext(), p.WorkspaceID)
 		if err := web.ReadBody(c); err != nil {
 			return err
 		}

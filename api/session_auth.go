@@ -6,6 +6,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/internal/web"
 )
 
@@ -26,6 +27,7 @@ func (s *server) requireSession() fiber.Handler {
 			return err
 		}
 		c.Locals(sessionKey, claims)
+		tracing.SetWorkspace(c.UserContext(), claims.WorkspaceID)
 		if err := web.ReadBody(c); err != nil {
 			return err
 		}

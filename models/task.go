@@ -219,6 +219,9 @@ type Outbox struct {
 	// RequestID is the id of the request that wrote the row, when there was
 	// one: the relay's job carries it.
 	RequestID *string
+	// Traceparent is the W3C trace context of the span that wrote the row,
+	// with tracing on: the relay's job continues that trace.
+	Traceparent *string
 }
 
 // TableName keeps the table name of the data model.

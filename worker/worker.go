@@ -19,6 +19,7 @@ import (
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolrun"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -212,10 +213,20 @@ func jobContext(ctx context.Context, t *asynq.Task) context.Context {
 }
 
 // jobLogging is the asynq middleware of every queue: handlers run with
-// jobContext, and the tasks they enqueue through requestid.NewTask pass the
-// request id on.
+// jobContext (and, with tracing on, in a span of the trace the task carries),
+// and the tasks they enqueue through requestid.NewTask pass the request id
+// and the trace on.
 func jobLogging(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		return next.ProcessTask(jobContext(ctx, t), t)
+		ctx = jobContext(ctx, t)
+		if !tracing.Enabled() {
+			return next.ProcessTask(ctx, t)
+		}
+		// The job's span continues the trace its task header carries.
+		id, _ := asynq.GetTaskID(ctx)
+		ctx, span := tracing.StartJob(ctx, t.Type(), id, t.Headers()[tracing.TaskHeader])
+		err := next.ProcessTask(ctx, t)
+		tracing.End(span, err)
+		return err
 	})
 }

@@ -103,6 +103,11 @@ func runDev(ctx context.Context, args []string) error {
 		log.Info("dev: " + migrated)
 	}
 
+	stopTracing, err := startTracing(ctx, cfg, config.RoleDev, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	p, closePlatform, err := openPlatform(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -74,7 +74,13 @@ func withPlatform(ctx context.Context, role config.Role, fn func(*platform.Platf
 	if err != nil {
 		return err
 	}
-	p, closePlatform, err := openPlatform(ctx, cfg, newLogger(cfg))
+	log := newLogger(cfg)
+	stopTracing, err := startTracing(ctx, cfg, role, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	p, closePlatform, err := openPlatform(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

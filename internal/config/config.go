@@ -70,6 +70,8 @@ type Config struct {
 
 	// Tools configures the executors of /run (internal/tool/...).
 	Tools Tools
+	// Tracing is the OpenTelemetry trace settings (OTEL_*).
+	Tracing Tracing
 
 	// BlobDir is where task files and bundle versions are stored
 	// (internal/storage.Open): a directory on a volume every api and worker
@@ -330,6 +332,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	c.BundleBaseURL = r.url("BUNDLE_BASE_URL", strings.TrimRight(c.PublicAPIURL, "/")+"/bundles")
 	c.AssetFrameAncestors = r.origins("ASSET_FRAME_ANCESTORS")
 	c.Tools = r.tools(c, role)
+	c.Tracing = r.tracing()
 	c.QueueConcurrency = map[string]int{}
 	for _, q := range QueueClasses {
 		c.QueueConcurrency[q] = r.int("WORKER_CONCURRENCY_"+strings.ToUpper(q), c.WorkerConcurrency, 1, 1000)

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/requestid"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -33,12 +34,15 @@ type Scheduled struct {
 
 // Add writes an outbox row of kind with payload inside tx and returns its id.
 // The row becomes visible to the relay only when tx commits. The request id
-// of tx's context is kept with it, and travels with the job the relay
-// enqueues.
+// of tx's context is kept with it, and so is its trace context with tracing
+// on: both travel with the job the relay enqueues.
 func Add(tx *gorm.DB, kind string, payload any) (string, error) {
 	row := models.Outbox{ID: models.NewID(), Kind: kind, Payload: models.MustJSON(payload)}
 	if id := requestid.From(tx.Statement.Context); requestid.Valid(id) {
 		row.RequestID = &id
+	}
+	if tp := tracing.Traceparent(tx.Statement.Context); tp != "" {
+		row.Traceparent = &tp
 	}
 	if err := tx.Create(&row).Error; err != nil {
 		return "", fmt.Errorf("outbox: add %s: %w", kind, err)

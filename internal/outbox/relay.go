@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -135,6 +136,12 @@ func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
 	var headers map[string]string
 	if row.RequestID != nil {
 		headers = map[string]string{requestid.TaskHeader: *row.RequestID}
+	}
+	if row.Traceparent != nil {
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		headers[tracing.TaskHeader] = *row.Traceparent
 	}
 	task, err := jobs.NewTaskWithHeaders(jobFor[row.Kind](row.ID), headers)
 	if err != nil {

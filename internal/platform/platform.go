@@ -53,6 +53,7 @@ import (
 	"github.com/appruntime/appruntime/internal/tool/translate"
 	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/internal/toolrun"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -413,10 +414,10 @@ func (p *Platform) buildMetrics() {
 }
 
 // wrapOutbound is the transport of every outbound client: it sends the
-// request id (X-Request-Id) and records the call's latency and status under
-// client.
+// request id (X-Request-Id) and, with tracing on, the traceparent of a
+// client span, and records the call's latency and status under client.
 func (p *Platform) wrapOutbound(client string, rt http.RoundTripper) http.RoundTripper {
-	return p.Metrics.Transport(client, requestid.Transport(rt))
+	return p.Metrics.Transport(client, tracing.Transport(requestid.Transport(rt)))
 }
 
 // outboundClient is an SSRF-guarded client (gateway.NewClient) on

@@ -14,6 +14,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/tracing"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -59,14 +60,15 @@ func With(ctx context.Context, id string) context.Context {
 	return logging.With(ctx, slog.String(logging.RequestID, id))
 }
 
-// TaskHeaders returns the task headers that carry ctx's request id, or nil
-// when ctx has none.
+// TaskHeaders returns the task headers that carry ctx's request id and,
+// with tracing on, its trace context (internal/tracing), or nil when ctx has
+// neither.
 func TaskHeaders(ctx context.Context) map[string]string {
-	id := From(ctx)
-	if !Valid(id) {
-		return nil
+	var h map[string]string
+	if id := From(ctx); Valid(id) {
+		h = map[string]string{TaskHeader: id}
 	}
-	return map[string]string{TaskHeader: id}
+	return tracing.AddTaskHeaders(ctx, h)
 }
 
 // NewTask is jobs.NewTask for work caused by the request in ctx: the task

@@ -16,11 +16,13 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/requestid"
+	"github.com/appruntime/appruntime/internal/tracing"
 )
 
 // MaxUploadBytes is the largest request body any route reads: an
@@ -162,6 +164,10 @@ func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]str
 		}
 		c.Set(fiber.HeaderXRequestID, id)
 		ctx := logging.With(lifetime, slog.String(logging.RequestID, id))
+		var span oteltrace.Span
+		if tracing.Enabled() {
+			ctx, span = startRequestSpan(ctx, c)
+		}
 		c.SetUserContext(ctx)
 		defer func() {
 			if r := recover(); r != nil {
@@ -180,6 +186,9 @@ func requestContext(lifetime context.Context, log *slog.Logger, headers [][2]str
 				} else {
 					_, status, _ = apperr.Public(err)
 				}
+			}
+			if span != nil {
+				endRequestSpan(span, c, status, err)
 			}
 			level := slog.LevelInfo
 			if c.Path() == "/healthz" || c.Path() == "/readyz" {
