@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/appruntime/appruntime/internal/served"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -96,9 +97,11 @@ func TestMintDescriptorGolden(t *testing.T) {
 	// This deployment serves some capabilities: the descriptor offers only
 	// those the binding also grants (file_preview is granted but not
 	// served, next_review_task served but not granted).
-	a.P.ServedCapabilities = map[string]bool{
-		"list_files": true, "get_translation": true, "document_selection": true, "next_review_task": true,
-	}
+	// The test replaces the set the platform built, which the mint reads.
+	*a.P.Served = *served.New(served.Options{
+		Capabilities: []string{"list_files", "get_translation", "document_selection", "next_review_task"},
+		Gateway:      a.P.Served.Gateway(),
+	})
 
 	r := a.mint(t, f.Tenant.HostToken, f.Step.ID)
 	require.Equal(t, 201, r.Status, "body: %s", r.Raw)

@@ -33,10 +33,11 @@ var leaves = []string{module + "/models", module + "/jobs", module + "/internal/
 // never a store, Redis, audit or any other internal package. bindingspec is
 // the rules of a binding document; the binding service (internal/binding)
 // answers its questions about a workspace from the database. basetool is
-// the table of the base tools' facts; keydetail the rules of key details.
+// the table of the base tools' facts; keydetail the rules of key details;
+// served what this deployment serves.
 var rules = []string{
 	module + "/internal/basetool", module + "/internal/bindingspec", module + "/internal/field",
-	module + "/internal/keydetail", module + "/internal/placeholder", module + "/internal/schema", module + "/internal/strictjson",
+	module + "/internal/keydetail", module + "/internal/placeholder", module + "/internal/schema", module + "/internal/served", module + "/internal/strictjson",
 }
 
 type pkg struct {

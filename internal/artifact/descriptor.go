@@ -14,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/served"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -23,7 +24,7 @@ import (
 const RuntimePath = "/api/app-runtime"
 
 // Verbs are the runtime verbs this backend has; a mint advertises those
-// Minter.VerbsFunc says it serves for the step's binding.
+// Minter.Served serves for the step's binding (served.Set.Verbs).
 var Verbs = []string{"read", "write", "action", "run", "capability"}
 
 // Versions are the reply envelopes this backend serves: v1 (the verbs' own
@@ -94,14 +95,10 @@ type Minter struct {
 	BundleBaseURL string
 	// RuntimeBase is the absolute URL of the runtime verbs (runtime.api_base).
 	RuntimeBase string
-	// ServedFunc reports whether this deployment implements a capability.
-	ServedFunc func(name string) bool
-	// VerbsFunc returns the verbs this deployment serves for a binding of
-	// kind with spec (runtime.Service.ServedVerbs); nil advertises Verbs.
-	VerbsFunc func(kind string, spec bindingspec.Spec) []string
-	// ToolServedFunc reports whether this deployment runs a base tool; nil
-	// runs none.
-	ToolServedFunc func(baseTool string) bool
+	// Served is what this deployment serves, computed once at start
+	// (docs/architecture.md#what-this-deployment-serves); nil advertises
+	// Verbs, no capability and no tool.
+	Served *served.Set
 }
 
 // MintRequest is a host's request for a session on one step.
@@ -195,21 +192,14 @@ func (m *Minter) Live(ctx context.Context, workspaceID, stepID string) (Descript
 	if err != nil {
 		return Descriptor{}, err
 	}
-	served := m.ServedFunc
-	if served == nil {
-		served = func(string) bool { return false }
-	}
-	capabilities, host := bindingspec.OfferedCapabilities(spec, served)
-	verbs := Verbs
-	if m.VerbsFunc != nil {
-		verbs = m.VerbsFunc(bind.BindingKind, spec)
-	}
+	capabilities, host := bindingspec.OfferedCapabilities(spec, m.Served.Capability)
 	tools, err := m.servedTools(db, task, spec)
 	if err != nil {
 		return Descriptor{}, err
 	}
-	if m.VerbsFunc != nil {
-		verbs = withRun(verbs, len(tools) > 0)
+	verbs := Verbs
+	if m.Served != nil {
+		verbs = m.Served.Verbs(bind.BindingKind, spec, len(tools) > 0)
 	}
 	return Descriptor{
 		agentID:           task.AgentID,
@@ -345,7 +335,7 @@ func stepAwait(db *gorm.DB, step models.Step) (*string, bool, error) {
 // named directly (translate_text), with its base tool served.
 func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec bindingspec.Spec) ([]string, error) {
 	out := []string{}
-	if m.ToolServedFunc == nil || len(spec.Tools) == 0 {
+	if m.Served == nil || len(spec.Tools) == 0 {
 		return out, nil
 	}
 	names := make([]string, 0, len(spec.Tools))
@@ -368,30 +358,9 @@ func (m *Minter) servedTools(db *gorm.DB, task models.Task, spec bindingspec.Spe
 		}
 	}
 	for _, t := range spec.Tools {
-		if b, ok := base[t.Tool]; ok && m.ToolServedFunc(b) {
+		if b, ok := base[t.Tool]; ok && m.Served.Tool(b) {
 			out = append(out, t.Op)
 		}
 	}
 	return out, nil
-}
-
-// withRun returns verbs with "run" in its place when the binding has a tool
-// op this deployment runs (which needs the tools' rows to know), else
-// without it.
-func withRun(verbs []string, run bool) []string {
-	out := make([]string, 0, len(verbs)+1)
-	for _, v := range verbs {
-		if v == "run" {
-			continue
-		}
-		if v == "capability" && run {
-			out = append(out, "run")
-			run = false
-		}
-		out = append(out, v)
-	}
-	if run {
-		out = append(out, "run")
-	}
-	return out
 }

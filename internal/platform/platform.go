@@ -43,6 +43,7 @@ import (
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/served"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
@@ -84,10 +85,10 @@ type Platform struct {
 	Sessions *session.Issuer
 	// Artifacts mints a session for an app-tool step with its live descriptor.
 	Artifacts *artifact.Minter
-	// ServedCapabilities names the capabilities this deployment implements;
-	// a mint advertises only those (served ∩ granted). A capability's
-	// implementation sets its entry when it is built here.
-	ServedCapabilities map[string]bool
+	// Served is what this deployment serves (capabilities, base tools, the
+	// gateway), computed once when the services it names are built; the
+	// runtime and the mint read it (docs/architecture.md#what-this-deployment-serves).
+	Served *served.Set
 	// Relay moves committed outbox rows to the events queue (the worker runs it).
 	Relay *outbox.Relay
 	// Resumes carries out resume events: the task runs again, the feed
@@ -167,7 +168,7 @@ type Platform struct {
 // New builds every service. Services with background work (cache
 // invalidation subscribers, pools) stop when Close is called.
 func New(ctx context.Context, o Options) (*Platform, error) {
-	p := &Platform{Options: o, ServedCapabilities: map[string]bool{}}
+	p := &Platform{Options: o}
 	p.buildMetrics()
 	var err error
 	p.Bindings, err = binding.NewService(ctx, binding.ServiceOptions{
@@ -190,16 +191,6 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		return nil, err
 	}
 	p.onClose(p.Sessions.Close)
-	p.Artifacts = &artifact.Minter{
-		Store: o.Store, Sessions: p.Sessions,
-		BundleBaseURL: o.Config.BundleBaseURL,
-		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
-		ServedFunc:    func(name string) bool { return p.ServedCapabilities[name] },
-		VerbsFunc:     func(kind string, spec bindingspec.Spec) []string { return p.Runtime.ServedVerbs(kind, spec) },
-		ToolServedFunc: func(base string) bool {
-			return p.Runtime != nil && p.Runtime.Jobs != nil && p.Runtime.ServedTools[base]
-		},
-	}
 	if err := p.buildAdmin(); err != nil {
 		return nil, err
 	}
@@ -213,12 +204,6 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
 	p.onClose(claims.Close)
 	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
-	// The review queue serves the host capabilities: the host claims and
-	// puts back tasks with the reviewer's own token, and shows the document
-	// whose selection it hands the bundle.
-	for _, name := range []string{"document_selection", "next_review_task", "abort_review_task"} {
-		p.ServedCapabilities[name] = true
-	}
 	if err := p.buildDataAndLimits(ctx); err != nil {
 		return nil, err
 	}
@@ -227,18 +212,24 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		WrapTransportFunc: p.wrapOutbound,
 	})
 	p.buildTools()
+	p.Served = p.served()
+	p.Artifacts = &artifact.Minter{
+		Store: o.Store, Sessions: p.Sessions,
+		BundleBaseURL: o.Config.BundleBaseURL,
+		RuntimeBase:   o.Config.PublicAPIURL + artifact.RuntimePath,
+		Served:        p.Served,
+	}
 	journal := intent.NewJournal(o.Store, o.Log)
 	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Integrations: p.Integrations, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
 		Gateway:      p.Gateway,
 		Journal:      journal,
-		Served:       func(name string) bool { return p.ServedCapabilities[name] },
+		Served:       p.Served,
 		Capabilities: capabilitiesOrNil(p.Capabilities),
 		AfterRelease: p.nudgeRelay,
 		CursorKey:    runtime.NewCursorKey(o.Config.SecretsKey),
 		Jobs:         p.RunJobs, Queues: o.Queues, ExtractionSlots: p.ExtractionSlots,
-		ServedTools: servedTools(p.toolNeeds()),
 	}
 	if err := p.buildAgentTools(); err != nil {
 		return nil, err
@@ -384,11 +375,6 @@ func (p *Platform) buildFiles() error {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
 	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix})
-	for _, c := range bindingspec.Catalog {
-		if p.Capabilities.Serves(c.Name) {
-			p.ServedCapabilities[c.Name] = true
-		}
-	}
 	return nil
 }
 
@@ -457,12 +443,26 @@ func (p *Platform) toolNeeds() basetool.Needs {
 	return have
 }
 
-func servedTools(have basetool.Needs) map[string]bool {
-	out := map[string]bool{}
-	for _, name := range basetool.Served(have) {
-		out[name] = true
+// served computes what this deployment serves from the services built
+// before it: the capabilities the review queue (the host's: the host claims
+// and puts back tasks with the reviewer's own token, and shows the document
+// whose selection it hands the bundle) and internal/capability implement,
+// the base tools whose needs are met when there are workers to run them,
+// and the gateway.
+func (p *Platform) served() *served.Set {
+	capabilities := []string{"document_selection", "next_review_task", "abort_review_task"}
+	if p.Capabilities != nil {
+		for _, c := range bindingspec.Catalog {
+			if p.Capabilities.Serves(c.Name) {
+				capabilities = append(capabilities, c.Name)
+			}
+		}
 	}
-	return out
+	var tools []string
+	if p.RunJobs != nil {
+		tools = basetool.Served(p.toolNeeds())
+	}
+	return served.New(served.Options{Capabilities: capabilities, Tools: tools, Gateway: p.Gateway != nil})
 }
 
 // capabilitiesOrNil keeps a nil *capability.Service a nil interface, which

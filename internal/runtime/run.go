@@ -47,7 +47,7 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 	if err := bindingspec.CheckParams(base, op.Params); err != nil {
 		return Result{}, err
 	}
-	if s.Jobs == nil || !s.ServedTools[base] {
+	if s.Jobs == nil || !s.Served.Tool(base) {
 		return Result{}, apperr.NotImplementedf("this deployment has no executor for tool %q", op.Tool)
 	}
 	input, err := runInput(c, op.Params, payload)
@@ -147,7 +147,7 @@ func (s *Service) Capability(ctx context.Context, c session.Claims, body []byte)
 	if !b.Grants(r.Op) {
 		return Result{}, apperr.Forbiddenf("capability %q is not granted by this binding", r.Op)
 	}
-	if s.Capabilities == nil || s.Served == nil || !s.Served(r.Op) {
+	if s.Capabilities == nil || !s.Served.Capability(r.Op) {
 		return Result{}, apperr.NotImplementedf("this deployment does not serve capability %q", r.Op)
 	}
 	// A capability reads and writes documents: limited per surface like

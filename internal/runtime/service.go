@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -14,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/integration"
 	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/served"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/jobs"
@@ -57,12 +57,10 @@ type Service struct {
 	Bulkhead     *limit.Bulkhead
 	// Gateway runs http_calls; nil answers 501.
 	Gateway Gateway
-	// Served says which capabilities this deployment serves.
-	Served func(name string) bool
-	// ToolServed says which tools (a configured tool's base tool or a base
-	// tool's name, as a tools op names it) this deployment has an executor
-	// for; nil: none, and /run answers 501.
-	ToolServed func(tool string) bool
+	// Served is what this deployment serves (capabilities, base tools),
+	// computed once at start; nil serves nothing, and /capability and /run
+	// answer 501 (docs/architecture.md#what-this-deployment-serves).
+	Served *served.Set
 	// Capabilities serves /capability on the session's own task
 	// (internal/capability); nil answers 501.
 	Capabilities Capabilities
@@ -81,9 +79,6 @@ type Service struct {
 	// ExtractionSlots admits at most two structured_data_extraction runs
 	// per surface; required when Jobs is set.
 	ExtractionSlots *limit.Semaphore
-	// ServedTools says which base tools this deployment runs; a tool it
-	// lacks is 501 before anything is enqueued.
-	ServedTools map[string]bool
 	// RunDeadlineFunc, when set, replaces a base tool's deadline (tests
 	// shorten it); nil keeps the queue's (basetool.RunsOn).
 	RunDeadlineFunc func(baseTool string) time.Duration
@@ -143,54 +138,4 @@ func feedRow(c session.Claims, typ, name string, payload any) models.FeedEvent {
 	step := c.StepID
 	return models.FeedEvent{TaskID: c.TaskID, StepID: &step, Type: typ, Name: name,
 		Payload: models.MustJSON(payload), Actor: actor(c)}
-}
-
-// ServedVerbs are the runtime verbs through which this deployment would
-// serve at least one op of a binding of kind with spec: a verb that could
-// only answer 403 (the binding declares nothing for it) or 501 (no gateway
-// for its http_calls or rest requests, no executor for its tools, no
-// served capability) is left out, so the mint advertises only what a
-// bundle can use (seed 000, "What the mint returns").
-func (s *Service) ServedVerbs(kind string, spec bindingspec.Spec) []string {
-	gateway := s.Gateway != nil
-	data := kind != bindingspec.KindREST || gateway // a rest binding's reads and writes are requests
-	verbs := []string{}
-	if (len(spec.Reads) > 0 && data) || (len(spec.HTTPCalls) > 0 && gateway) {
-		verbs = append(verbs, "read")
-	}
-	// A write op saved before the fixed-values rule is refused (403) until
-	// an admin fixes it: it serves nothing, nor does an action that runs it.
-	disabled := map[string]bool{}
-	usable := 0
-	for i := range spec.Writes {
-		if spec.Writes[i].UnscopedFixedColumn() != "" {
-			disabled[spec.Writes[i].Op] = true
-		} else {
-			usable++
-		}
-	}
-	if usable > 0 && data {
-		verbs = append(verbs, "write")
-	}
-	for _, a := range spec.Actions {
-		if (len(a.HTTPCalls) == 0 || gateway) && (len(a.Writes) == 0 || data) &&
-			!slices.ContainsFunc(a.Writes, func(w string) bool { return disabled[w] }) {
-			verbs = append(verbs, "action")
-			break
-		}
-	}
-	for _, t := range spec.Tools {
-		if s.ToolServed != nil && s.ToolServed(t.Tool) {
-			verbs = append(verbs, "run")
-			break
-		}
-	}
-	served := s.Served
-	if served == nil {
-		served = func(string) bool { return false }
-	}
-	if capabilities, host := bindingspec.OfferedCapabilities(spec, served); len(capabilities) > len(host) {
-		verbs = append(verbs, "capability")
-	}
-	return verbs
 }

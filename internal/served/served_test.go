@@ -1,21 +1,13 @@
-package runtime_test
+package served_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/bindingspec"
-	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/served"
 )
-
-// noGateway is a gateway that is there (its calls are never made here).
-type noGateway struct{}
-
-func (noGateway) Call(context.Context, *bindingspec.HTTPCall, runtime.CallInput) (runtime.Response, error) {
-	panic("not called")
-}
 
 // The verbs a mint advertises are those through which at least one of the
 // binding's ops would be served by this deployment.
@@ -59,22 +51,41 @@ func TestServedVerbsAreThoseThatServeAnOp(t *testing.T) {
 		{"a served grandfathered capability", bindingspec.KindPostgres, bindingspec.Spec{}, true, true, []string{"list_files"}, []string{"capability"}},
 	}
 	for _, tc := range cases {
-		s := &runtime.Service{
-			Served:     func(name string) bool { return contains(tc.served, name) },
-			ToolServed: func(string) bool { return tc.tools },
-		}
-		if tc.gateway {
-			s.Gateway = noGateway{}
-		}
-		require.Equal(t, tc.want, s.ServedVerbs(tc.kind, tc.spec), tc.name)
+		s := served.New(served.Options{Capabilities: tc.served, Gateway: tc.gateway})
+		require.Equal(t, tc.want, s.Verbs(tc.kind, tc.spec, tc.tools), tc.name)
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// A Set answers what it was built from and nothing else; a nil Set serves
+// nothing.
+func TestSetAnswersWhatItWasBuiltFrom(t *testing.T) {
+	t.Parallel()
+	s := served.New(served.Options{Capabilities: []string{"list_files"}, Tools: []string{"python_code_tool"}, Gateway: true})
+	var none *served.Set
+	cases := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"a served capability", s.Capability("list_files"), true},
+		{"a capability not served", s.Capability("get_translation"), false},
+		{"a base tool run here", s.Tool("python_code_tool"), true},
+		{"a base tool not run here", s.Tool("translate_text"), false},
+		{"a base tool named as a capability", s.Capability("python_code_tool"), false},
+		{"the gateway on", s.Gateway(), true},
+		{"the gateway off", served.New(served.Options{}).Gateway(), false},
+		{"nil: no capability", none.Capability("list_files"), false},
+		{"nil: no tool", none.Tool("python_code_tool"), false},
+		{"nil: no gateway", none.Gateway(), false},
 	}
-	return false
+	for _, tc := range cases {
+		require.Equal(t, tc.want, tc.got, tc.name)
+	}
+	require.Equal(t, []string{}, none.Verbs(bindingspec.KindREST, bindingspec.Spec{Reads: []bindingspec.Read{{Op: "r"}}}, true))
+	// The options are copied: changing them after New changes nothing.
+	caps := []string{"list_files"}
+	built := served.New(served.Options{Capabilities: caps})
+	caps[0] = "get_translation"
+	require.True(t, built.Capability("list_files"))
+	require.False(t, built.Capability("get_translation"))
 }
