@@ -34,7 +34,7 @@ var partialFiles = []string{"templates/app_host.html"}
 var pageNames = []string{
 	"login", "error", "overview",
 	"bindings", "binding", "binding_versions",
-	"tools", "tool", "bundles", "bundle", "integrations", "integration", "agents", "users",
+	"tools", "tool", "bundles", "bundle", "integrations", "integration", "tool_form", "agents", "users",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
 	"sessions", "audit", "queues", "webhooks",
@@ -196,14 +196,15 @@ func redirectTo(c *fiber.Ctx, path, notice string) error {
 
 // templateFuncs are the helpers templates use to show times, ids and JSON.
 var templateFuncs = template.FuncMap{
-	"when":    when,
-	"whenPtr": whenPtr,
-	"ago":     ago,
-	"short":   shortID,
-	"json":    prettyJSON,
-	"deref":   deref,
-	"actor":   actorName,
-	"add":     func(a, b int) int { return a + b },
+	"when":     when,
+	"fieldErr": fieldErr,
+	"whenPtr":  whenPtr,
+	"ago":      ago,
+	"short":    shortID,
+	"json":     prettyJSON,
+	"deref":    deref,
+	"actor":    actorName,
+	"add":      func(a, b int) int { return a + b },
 }
 
 // when shows a time in UTC to the second.

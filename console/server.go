@@ -177,7 +177,12 @@ func (s *server) routes(app *fiber.App) {
 	g.Post("/bindings/:id/versions/:version/restore", s.restoreBindingVersion)
 
 	g.Get("/tools", s.listTools)
+	g.Get("/tools/new", s.newTool)
+	g.Post("/tools", s.createTool)
 	g.Get("/tools/:id", s.showTool)
+	g.Get("/tools/:id/edit", s.editTool)
+	g.Post("/tools/:id", s.saveTool)
+	g.Post("/tools/:id/delete", s.deleteTool)
 	g.Get("/bundles", s.listBundles)
 	g.Get("/bundles/:id", s.showBundle)
 	g.Get("/integrations", s.listIntegrations)
