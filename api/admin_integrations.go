@@ -18,6 +18,7 @@ func (s *server) adminIntegrationRoutes(app *fiber.App) {
 	app.Patch("/api/admin/integrations/:id", adminOnly, s.updateIntegration)
 	app.Put("/api/admin/integrations/:id", adminOnly, s.updateIntegration)
 	app.Delete("/api/admin/integrations/:id", adminOnly, s.deleteIntegration)
+	app.Post("/api/admin/integrations/:id/test", adminOnly, s.testIntegration)
 }
 
 func (s *server) listIntegrations(c *fiber.Ctx) error {
@@ -65,4 +66,17 @@ func (s *server) deleteIntegration(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// testIntegration answers POST /api/admin/integrations/:id/test: it connects
+// as the integration's real calls do, through their guards (admin.Service.
+// TestIntegration), and answers {"ok":true,"result"} with what it reached,
+// or the error saying what failed. It changes nothing
+// (docs/admins.md#the-console).
+func (s *server) testIntegration(c *fiber.Ctx) error {
+	result, err := s.Admin.TestIntegration(c.UserContext(), principalOf(c).WorkspaceID, c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true, "result": result})
 }

@@ -34,6 +34,14 @@ func (s *server) testIntegration(c *fiber.Ctx) error {
 		}
 		pg.Result, status = msg, apperr.Status(code)
 	}
+	if c.FormValue("from") == "edit" {
+		i, gerr := s.Admin.GetIntegration(ctx, a.WorkspaceID, c.Params("id"))
+		if gerr != nil {
+			return gerr
+		}
+		return s.renderIntegrationForm(c, status, integrationForm{Integration: i, Name: i.Name, Kind: i.Kind, BaseURL: i.BaseURL,
+			Config: formJSON(i.Config), Tested: true, Passed: pg.Passed, Result: pg.Result})
+	}
 	if pg.Integrations, err = s.Admin.ListIntegrations(ctx, a.WorkspaceID); err != nil {
 		return err
 	}
