@@ -128,7 +128,7 @@ func describeS3(err error) string {
 	case "SignatureDoesNotMatch":
 		return "the secret key does not match the access key (check AWS_SECRET_ACCESS_KEY)"
 	case "AccessDenied":
-		return "access denied: the credentials may not use this bucket"
+		return "access denied: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and that they may use this bucket"
 	}
 	return err.Error()
 }
