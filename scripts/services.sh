@@ -120,3 +120,14 @@ command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
 # scripts/openapi-check lints the OpenAPI document and builds its clients
 # with tools from npm (Redocly CLI, openapi-typescript, TypeScript).
 command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+
+# The S3 blob-store tests run against a real versitygw (internal/testkit,
+# NewS3Server), built from the Go module proxy at the version pinned there
+# and cached, so a rerun costs nothing. The tests install it themselves when
+# it is missing; installing it here keeps that build out of the test budget.
+VERSITYGW_VERSION=$(sed -n 's/^const VersityGWVersion = "\(.*\)"$/\1/p' internal/testkit/s3server.go)
+versitygw_bin=${APPRUNTIME_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/appruntime-tools}/versitygw-$VERSITYGW_VERSION
+if [ ! -x "$versitygw_bin/versitygw" ]; then
+  log "installing versitygw $VERSITYGW_VERSION"
+  GOBIN=$versitygw_bin go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+fi

@@ -190,7 +190,7 @@ func migrateDev(ctx context.Context, st *store.Store) (string, error) {
 // applyDevDefaults fills what the environment left unset with embedded
 // defaults: a SQLite file and the generated keys. Redis is filled by the caller.
 func applyDevDefaults(cfg *config.Config, dir string, s devSecrets) error {
-	if cfg.BlobDir == "" {
+	if cfg.BlobDir == "" && cfg.BlobURL == "" {
 		cfg.BlobDir = filepath.Join(dir, "blobs")
 	}
 	if cfg.DatabaseURL == "" {

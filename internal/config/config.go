@@ -78,6 +78,11 @@ type Config struct {
 	// replica mounts. Empty keeps them in the platform database, which every
 	// replica already shares; dev mode fills it with a directory of its own.
 	BlobDir string
+	// BlobURL, when set, puts blobs in an S3-compatible bucket instead
+	// (s3://bucket/prefix?endpoint=…&region=…; internal/storage.Open parses
+	// it); credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+	// or the AWS credential chain. See docs/deploy.md#choose-a-blob-store.
+	BlobURL string
 
 	WorkerConcurrency int
 	// QueueConcurrency is the worker's concurrency per queue class
@@ -322,6 +327,13 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
 		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),
 		BlobDir:           r.blobDir("BLOB_DIR", role),
+		BlobURL:           strings.TrimSpace(getenv("BLOB_URL")),
+	}
+	if c.BlobURL != "" && !strings.HasPrefix(c.BlobURL, "s3://") {
+		r.fail("BLOB_URL", fmt.Sprintf("want s3://bucket/prefix?endpoint=…&region=…, got %q", c.BlobURL))
+	}
+	if c.BlobURL != "" && strings.TrimSpace(getenv("BLOB_DIR")) != "" {
+		r.fail("BLOB_URL", "set BLOB_URL or BLOB_DIR, not both")
 	}
 	if c.OutboxRetention < MinOutboxRetention {
 		r.fail("OUTBOX_RETENTION", fmt.Sprintf("want at least %s (webhook deliveries read sent rows while they retry), got %s",

@@ -140,6 +140,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"relative blob dir", "BLOB_DIR", "blobs", "BLOB_DIR: want an absolute path"},
 		{"blob dir at the root", "BLOB_DIR", "/", "BLOB_DIR: refusing the file system root"},
 		{"blob dir with NUL", "BLOB_DIR", "/var/\x00blobs", "BLOB_DIR: the path contains a NUL byte"},
+		{"blob url not s3", "BLOB_URL", "https://bucket.example.com", "BLOB_URL: want s3://bucket"},
 		{"frame ancestor over http", "ASSET_FRAME_ANCESTORS", "http://host.example.com", "ASSET_FRAME_ANCESTORS"},
 		{"frame ancestor with a path", "ASSET_FRAME_ANCESTORS", "https://host.example.com/app", "ASSET_FRAME_ANCESTORS"},
 		{"frame ancestor wildcard", "ASSET_FRAME_ANCESTORS", "https://*.example.com", "ASSET_FRAME_ANCESTORS"},
@@ -155,6 +156,18 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestBlobURLWithBlobDir(t *testing.T) {
+	t.Parallel()
+	e := validAPI()
+	e["BLOB_URL"] = "s3://blobs"
+	c, err := config.Load(config.RoleAPI, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "s3://blobs", c.BlobURL)
+	e["BLOB_DIR"] = "/srv/blobs"
+	_, err = config.Load(config.RoleAPI, env(e))
+	require.ErrorContains(t, err, "BLOB_URL: set BLOB_URL or BLOB_DIR, not both")
 }
 
 func TestBlobDir(t *testing.T) {

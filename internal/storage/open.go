@@ -18,7 +18,11 @@ import (
 //     that blobs stored before the directory was configured (bundle
 //     versions) stay readable. Several api and worker replicas must then
 //     share the directory (a volume mounted on every one of them).
-//   - BLOB_DIR unset: the database (Database), which every replica already
+//   - BLOB_URL set (s3://bucket/prefix?endpoint=…&region=…): an S3 bucket,
+//     falling back to the database for reads in the same way. A bad URL, a
+//     missing bucket or refused credentials is a *config.Error naming
+//     BLOB_URL; see docs/deploy.md#choose-a-blob-store.
+//   - neither set: the database (Database), which every replica already
 //     shares, so a deployment of several machines needs nothing more.
 //
 // Dev mode sets BLOB_DIR to a directory under its .appruntime directory
@@ -26,6 +30,17 @@ import (
 // unusable directory is a *config.Error naming BLOB_DIR.
 func Open(cfg *config.Config, db *gorm.DB) (Store, error) {
 	database := NewDatabase(db)
+	if cfg.BlobURL != "" {
+		s3cfg, err := ParseS3URL(cfg.BlobURL)
+		if err != nil {
+			return nil, &config.Error{Var: "BLOB_URL", Reason: err.Error()}
+		}
+		bucket, err := NewS3(context.Background(), s3cfg)
+		if err != nil {
+			return nil, &config.Error{Var: "BLOB_URL", Reason: err.Error()}
+		}
+		return &Layered{Primary: bucket, Older: database}, nil
+	}
 	if cfg.BlobDir == "" {
 		return database, nil
 	}

@@ -28,6 +28,10 @@ func TestStoreContract(t *testing.T) {
 		"layered": func(t *testing.T) storage.Store {
 			return &storage.Layered{Primary: newDir(t, t.TempDir()), Older: storage.NewDatabase(testkit.Tx(t).DB)}
 		},
+		"s3": func(t *testing.T) storage.Store { return newS3(t, testkit.NewS3Server(t)) },
+		"layered-s3": func(t *testing.T) storage.Store {
+			return &storage.Layered{Primary: newS3(t, testkit.NewS3Server(t)), Older: storage.NewDatabase(testkit.Tx(t).DB)}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
