@@ -186,3 +186,13 @@ type ClaimExpiry struct {
 
 // Kind implements Args.
 func (ClaimExpiry) Kind() string { return "claim_expiry" }
+
+// Owed is a job the platform owes according to Postgres, which the
+// worker's sweep enqueues again in case Redis lost it: Opts carry the
+// job's own task id, so an enqueue of a job Redis still holds is refused.
+type Owed struct {
+	ID   string // the task id, for logs
+	Due  time.Time
+	Task *asynq.Task
+	Opts []asynq.Option
+}

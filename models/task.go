@@ -216,6 +216,12 @@ type Outbox struct {
 	Payload   JSON
 	CreatedAt time.Time
 	SentAt    *time.Time
+	// DueAt is when the row's job is due; nil is at once.
+	DueAt *time.Time
+	// DoneAt is when the row's job finished for good (done, refused, or
+	// out of retries); a row sent but not done is still owed, and the
+	// worker's sweep enqueues it again when Redis lost its job.
+	DoneAt *time.Time
 	// RequestID is the id of the request that wrote the row, when there was
 	// one: the relay's job carries it.
 	RequestID *string
@@ -242,4 +248,7 @@ type WebhookDelivery struct {
 	// FinishedAt is when the attempt's outcome was recorded; nil for an
 	// attempt recorded before sending whose worker stopped before it knew.
 	FinishedAt *time.Time
+	// NextAttemptAt is when the next attempt is due after this one failed;
+	// nil after a success or the last attempt.
+	NextAttemptAt *time.Time
 }

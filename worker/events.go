@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,14 +37,14 @@ func (w *Worker) registerEvents() {
 		if err != nil {
 			return err
 		}
-		return unretryable(w.Tasks.Summarize(ctx, args.OutboxID))
+		return w.owedOnce(ctx, args.OutboxID, func() error { return unretryable(w.Tasks.Summarize(ctx, args.OutboxID)) })
 	})
 	mux.HandleFunc(jobs.AwaitExpiry{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
 		args, err := jobs.Decode[jobs.AwaitExpiry](t)
 		if err != nil {
 			return err
 		}
-		return unretryable(w.Parked.Expire(ctx, args.OutboxID))
+		return w.owedOnce(ctx, args.OutboxID, func() error { return unretryable(w.Parked.Expire(ctx, args.OutboxID)) })
 	})
 	mux.HandleFunc(jobs.ClaimExpiry{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
 		args, err := jobs.Decode[jobs.ClaimExpiry](t)
@@ -54,6 +55,26 @@ func (w *Worker) registerEvents() {
 		return err
 	})
 	w.loops = append(w.loops, w.Relay.Run)
+}
+
+// owedOnce runs fn, the job of outbox row outboxID, unless Postgres says
+// the row is already done (a job re-created by the sweep after it ran), and
+// marks the row done when the job finished for good: it succeeded, was
+// refused, or used its last retry.
+func (w *Worker) owedOnce(ctx context.Context, outboxID string, fn func() error) error {
+	done, err := w.Relay.IsDone(ctx, outboxID)
+	if err != nil || done {
+		return err
+	}
+	err = fn()
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	if err == nil || errors.Is(err, asynq.SkipRetry) || retried >= maxRetry {
+		if markErr := w.Relay.MarkDone(ctx, outboxID); markErr != nil {
+			return errors.Join(err, markErr)
+		}
+	}
+	return err
 }
 
 // unretryable marks errors that a retry cannot fix (a malformed or missing
@@ -71,6 +92,11 @@ func unretryable(err error) error {
 // schedule, asynq's default for every other kind.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if t.Type() == (jobs.WebhookDelivery{}).Kind() {
+		// The attempt recorded its next time in Postgres; the job waits
+		// for that same time.
+		if retry, ok := errors.AsType[*review.WebhookRetry](err); ok {
+			return retry.Delay
+		}
 		return review.WebhookRetryDelay(n)
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)

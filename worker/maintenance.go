@@ -2,9 +2,14 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/jobs"
 )
 
 // Maintenance intervals. Each pass also runs once when the worker starts.
@@ -20,7 +25,12 @@ const (
 // registerMaintenance adds the periodic passes. Every worker runs them; two
 // running at once do each row once (they are safe to overlap).
 func (w *Worker) registerMaintenance() {
-	w.loops = append(w.loops, every(IntentSweepInterval, w.sweepIntents), every(OutboxPruneInterval, w.pruneOutbox))
+	interval := w.SweepInterval
+	if interval <= 0 { // a configuration built by hand, not by config.Load
+		interval = config.DefaultSweepInterval
+	}
+	w.loops = append(w.loops, every(IntentSweepInterval, w.sweepIntents), every(OutboxPruneInterval, w.pruneOutbox),
+		every(interval, func(ctx context.Context) { w.SweepOwed(ctx) }))
 }
 
 // every runs fn at once and then every d until ctx is done.
@@ -54,4 +64,47 @@ func (w *Worker) pruneOutbox(ctx context.Context) {
 	if n > 0 {
 		w.Log.InfoContext(ctx, "sent outbox rows pruned", "count", n, "retention", retention.String())
 	}
+}
+
+// SweepOwed enqueues again every job Postgres says is owed and due (outbox
+// rows sent but not done, held claims past their time), in the order of
+// their due times, and returns how many Redis had lost. Each job keeps its
+// task id, so one Redis still holds is refused as a duplicate: every
+// replica may sweep at once, and nothing runs twice
+// (docs/architecture.md#12-postgres-records-redis-carries).
+func (w *Worker) SweepOwed(ctx context.Context) int {
+	now := time.Now()
+	owed, err := w.Relay.Owed(ctx, now)
+	if err == nil {
+		var claims []jobs.Owed
+		claims, err = w.Queue.OwedClaimExpiries(ctx, now, w.Queues.Events)
+		owed = append(owed, claims...)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			w.Log.WarnContext(ctx, "owed jobs sweep failed", "error", err.Error())
+		}
+		return 0
+	}
+	slices.SortStableFunc(owed, func(a, b jobs.Owed) int { return a.Due.Compare(b.Due) })
+	client := asynq.NewClientFromRedisClient(w.Redis)
+	recreated := 0
+	for _, o := range owed {
+		_, err := client.EnqueueContext(ctx, o.Task, o.Opts...)
+		switch {
+		case err == nil:
+			recreated++
+		case errors.Is(err, asynq.ErrTaskIDConflict):
+			// Redis still holds it: nothing was lost.
+		default:
+			if ctx.Err() == nil {
+				w.Log.WarnContext(ctx, "owed job not re-created", "job_id", o.ID, "error", err.Error())
+			}
+			return recreated
+		}
+	}
+	if recreated > 0 {
+		w.Log.WarnContext(ctx, "owed jobs Redis had lost were re-created", "count", recreated)
+	}
+	return recreated
 }

@@ -42,7 +42,7 @@ func TestAWorkerRecordsAbandonedWritesAndPrunesTheOutboxWhenItStarts(t *testing.
 		Intents: `[{"id":"` + models.NewID() + `","task_id":"` + task.ID + `","step_id":"` + step.ID + `","name":"set_status","actor":"user:x","payload":{"verb":"write"}}]`}).Error)
 	sentAt := time.Now().UTC().Add(-72 * time.Hour)
 	old := models.Outbox{ID: models.NewID(), Kind: outbox.KindSummary, Payload: models.MustJSON(map[string]any{}),
-		CreatedAt: sentAt, SentAt: &sentAt}
+		CreatedAt: sentAt, SentAt: &sentAt, DoneAt: &sentAt}
 	require.NoError(t, st.DB.Create(&old).Error)
 
 	runWorker(t, p)

@@ -42,6 +42,8 @@ func (w *Worker) registerRuns() {
 				return 0, apperr.NotImplementedf("this worker cannot seed rows")
 			}
 		}
-		return w.ToolRuns.ProduceOutbox(ctx, args.OutboxID, seed, retried >= maxRetry)
+		return w.owedOnce(ctx, args.OutboxID, func() error {
+			return w.ToolRuns.ProduceOutbox(ctx, args.OutboxID, seed, retried >= maxRetry)
+		})
 	})
 }

@@ -51,6 +51,9 @@ type Services struct {
 	// OutboxRetention is how long sent outbox rows are kept
 	// (Config.OutboxRetention).
 	OutboxRetention time.Duration
+	// SweepInterval is how often owed jobs Redis lost are re-created
+	// (Config.SweepInterval).
+	SweepInterval time.Duration
 
 	// SweepIntents records abandoned write intents as outcome unknown
 	// (intent.SweepAndLog over the platform's store).

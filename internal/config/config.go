@@ -145,6 +145,9 @@ type Config struct {
 	// OutboxRetention is how long a sent outbox row is kept before the
 	// worker prunes it (DefaultOutboxRetention, at least MinOutboxRetention).
 	OutboxRetention time.Duration
+	// SweepInterval is how often the worker re-creates owed jobs Redis
+	// lost (DefaultSweepInterval, SWEEP_INTERVAL).
+	SweepInterval time.Duration
 }
 
 // Tools configures the executors of the base tools a bundle runs through
@@ -263,6 +266,11 @@ const (
 	MinOutboxRetention     = 24 * time.Hour
 )
 
+// DefaultSweepInterval is how often the worker's sweep re-creates the jobs
+// Postgres says are owed and Redis may have lost
+// (docs/operators.md#running-in-production).
+const DefaultSweepInterval = 15 * time.Second
+
 // Key is one entry of a key ring.
 type Key struct {
 	ID     string
@@ -326,6 +334,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		DebugAddr:         r.loopbackAddr("DEBUG_ADDR"),
 		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
 		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),
+		SweepInterval:     r.duration("SWEEP_INTERVAL", DefaultSweepInterval),
 		BlobDir:           r.blobDir("BLOB_DIR", role),
 		BlobURL:           strings.TrimSpace(getenv("BLOB_URL")),
 	}

@@ -38,6 +38,11 @@ type Scheduled struct {
 // on: both travel with the job the relay enqueues.
 func Add(tx *gorm.DB, kind string, payload any) (string, error) {
 	row := models.Outbox{ID: models.NewID(), Kind: kind, Payload: models.MustJSON(payload)}
+	var due Scheduled
+	if err := row.Payload.Decode(&due); err == nil && due.DueAt != nil {
+		at := due.DueAt.UTC()
+		row.DueAt = &at
+	}
 	if id := requestid.From(tx.Statement.Context); requestid.Valid(id) {
 		row.RequestID = &id
 	}
@@ -54,14 +59,14 @@ func Add(tx *gorm.DB, kind string, payload any) (string, error) {
 // long backlog never holds locks (or bloats one transaction) for long.
 const pruneBatch = 1000
 
-// Prune deletes the rows sent before cutoff and returns how many. Unsent
-// rows are never pruned, however old. The worker runs it periodically with
+// Prune deletes the rows done before cutoff and returns how many. Rows
+// still owed (unsent, or sent and not done) are never pruned, however old. The worker runs it periodically with
 // cutoff = now - OUTBOX_RETENTION.
 func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time) (int64, error) {
 	var total int64
 	for {
 		res := db.WithContext(ctx).Exec(`DELETE FROM outbox WHERE id IN
-			(SELECT id FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ? LIMIT ?)`, cutoff.UTC(), pruneBatch)
+			(SELECT id FROM outbox WHERE done_at IS NOT NULL AND done_at < ? LIMIT ?)`, cutoff.UTC(), pruneBatch)
 		if res.Error != nil {
 			return total, fmt.Errorf("outbox: prune: %w", res.Error)
 		}
@@ -85,4 +90,27 @@ func OldestUnsentAge(ctx context.Context, db *gorm.DB) (time.Duration, error) {
 		return 0, nil
 	}
 	return max(time.Since(oldest.CreatedAt), 0), nil
+}
+
+// MarkDone records that row id's job finished for good (it ran, was
+// refused, or ran out of retries): the sweep no longer owes it. Marking a
+// row twice keeps the first time.
+func MarkDone(ctx context.Context, db *gorm.DB, id string) error {
+	err := db.WithContext(ctx).Model(&models.Outbox{}).Where("id = ? AND done_at IS NULL", id).
+		Update("done_at", time.Now().UTC()).Error
+	if err != nil {
+		return fmt.Errorf("outbox: mark %s done: %w", id, err)
+	}
+	return nil
+}
+
+// IsDone reports whether row id's job already finished for good: a job
+// run again after Redis lost and the sweep re-created it checks this
+// before acting. A missing row (pruned) counts as done.
+func IsDone(ctx context.Context, db *gorm.DB, id string) (bool, error) {
+	var rows []models.Outbox
+	if err := db.WithContext(ctx).Select("id", "done_at").Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil {
+		return false, fmt.Errorf("outbox: load %s: %w", id, err)
+	}
+	return len(rows) == 0 || rows[0].DoneAt != nil, nil
 }

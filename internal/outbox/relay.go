@@ -133,6 +133,20 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 // enqueue puts row's job on the queue; a task of the same id already there
 // (or retained after it finished) means an earlier pass enqueued it.
 func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
+	task, opts, err := r.job(row)
+	if err != nil {
+		return err
+	}
+	_, err = r.client.EnqueueContext(ctx, task, opts...)
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("outbox: enqueue %s %s: %w", row.Kind, row.ID, err)
+	}
+	return nil
+}
+
+// job builds row's task and its options: the row id as the task id, its
+// queue, deadline and retries, and its due time.
+func (r *Relay) job(row models.Outbox) (*asynq.Task, []asynq.Option, error) {
 	var headers map[string]string
 	if row.RequestID != nil {
 		headers = map[string]string{requestid.TaskHeader: *row.RequestID}
@@ -145,7 +159,7 @@ func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
 	}
 	task, err := jobs.NewTaskWithHeaders(jobFor[row.Kind](row.ID), headers)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	opts := []asynq.Option{asynq.TaskID(row.ID), asynq.Queue(r.queue),
 		asynq.Retention(jobs.Retention), asynq.Timeout(jobs.EventsDeadline)}
@@ -156,17 +170,67 @@ func (r *Relay) enqueue(ctx context.Context, row models.Outbox) error {
 		}
 		opts = append(opts, asynq.Queue(q), asynq.Timeout(jobs.ScriptDeadline), asynq.MaxRetry(jobs.ProducerRetries))
 	}
+	if due := dueAt(row); due != nil {
+		// Scheduled in Redis: it fires at its time on whichever worker is
+		// running then, across restarts; the sweep (Owed) re-creates it
+		// if Redis loses it.
+		opts = append(opts, asynq.ProcessAt(*due))
+	}
+	return task, opts, nil
+}
+
+// dueAt is row's due time: its column, or for a row written before the
+// column existed, its payload's due_at; nil is at once.
+func dueAt(row models.Outbox) *time.Time {
+	if row.DueAt != nil {
+		return row.DueAt
+	}
 	var due Scheduled
 	if err := row.Payload.Decode(&due); err == nil && due.DueAt != nil {
-		// Scheduled in Redis: it fires at its time on whichever worker is
-		// running then, across restarts, with no polling loop of ours.
-		opts = append(opts, asynq.ProcessAt(*due.DueAt))
-	}
-	_, err = r.client.EnqueueContext(ctx, task, opts...)
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-		return fmt.Errorf("outbox: enqueue %s %s: %w", row.Kind, row.ID, err)
+		return due.DueAt
 	}
 	return nil
+}
+
+// OwedBatch bounds the rows one Owed call returns.
+const OwedBatch = 1000
+
+// Owed returns the jobs of the rows sent but not done whose due time is
+// before now, oldest due first: the jobs Redis may have lost. Enqueueing
+// one whose job Redis still holds (queued, scheduled, running, retrying or
+// retained after it finished) is refused as a duplicate of its task id, so
+// the sweep that enqueues them may run in every worker at once
+// (docs/architecture.md#12-postgres-records-redis-carries).
+func (r *Relay) Owed(ctx context.Context, now time.Time) ([]jobs.Owed, error) {
+	var rows []models.Outbox
+	err := r.store.DB.WithContext(ctx).
+		Where("sent_at IS NOT NULL AND done_at IS NULL AND kind IN ?", relayedKinds()).
+		Where("COALESCE(due_at, sent_at) <= ?", now.UTC()).
+		Order("created_at, id").Limit(OwedBatch).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("outbox: select owed: %w", err)
+	}
+	owed := make([]jobs.Owed, 0, len(rows))
+	for _, row := range rows {
+		task, opts, err := r.job(row)
+		if err != nil {
+			return nil, err
+		}
+		due := *row.SentAt
+		if d := dueAt(row); d != nil {
+			due = *d
+		}
+		owed = append(owed, jobs.Owed{ID: row.ID, Due: due, Task: task, Opts: opts})
+	}
+	return owed, nil
+}
+
+// MarkDone records that row id's job finished for good (MarkDone).
+func (r *Relay) MarkDone(ctx context.Context, id string) error { return MarkDone(ctx, r.store.DB, id) }
+
+// IsDone reports whether row id's job finished for good (IsDone).
+func (r *Relay) IsDone(ctx context.Context, id string) (bool, error) {
+	return IsDone(ctx, r.store.DB, id)
 }
 
 // Run relays until ctx is done: after each pass it goes again at once when
@@ -234,7 +298,7 @@ func Nudge(ctx context.Context, rdb *redis.Client, keyPrefix string) error {
 	return nil
 }
 
-// Prune deletes the rows sent before cutoff (Prune): the worker's periodic pass.
+// Prune deletes the rows done before cutoff (Prune): the worker's periodic pass.
 func (r *Relay) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 	return Prune(ctx, r.store.DB, cutoff)
 }

@@ -57,6 +57,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		Log: p.Log, Redis: p.Redis, Queues: p.Queues,
 		Concurrency: p.Config.WorkerConcurrency, ShutdownTimeout: p.Config.ShutdownTimeout,
 		OutboxRetention: p.Config.OutboxRetention,
+		SweepInterval:   p.Config.SweepInterval,
 		SweepIntents:    func(ctx context.Context) { intent.SweepAndLog(ctx, p.Store, p.Log) },
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls, Metrics: p.Metrics,

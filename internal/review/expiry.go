@@ -156,11 +156,9 @@ const enqueueTimeout = 5 * time.Second
 func (s *ClaimScheduler) enqueue(c ReviewClaim) {
 	ctx, cancel := context.WithTimeout(context.Background(), enqueueTimeout)
 	defer cancel()
-	task, err := jobs.NewTask(jobs.ClaimExpiry{TaskID: c.TaskID, ExpiresAt: c.ClaimExpiresAt})
+	task, opts, err := claimExpiryJob(c.TaskID, c.ClaimExpiresAt, s.queue)
 	if err == nil {
-		_, err = s.client.EnqueueContext(ctx, task,
-			asynq.TaskID(ClaimExpiryTaskID(c.TaskID, c.ClaimExpiresAt)), asynq.Queue(s.queue),
-			asynq.ProcessAt(c.ClaimExpiresAt), asynq.Retention(time.Hour), asynq.Timeout(jobs.EventsDeadline))
+		_, err = s.client.EnqueueContext(ctx, task, opts...)
 	}
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		s.log.Warn("review: schedule claim expiry; the claim still ends at its time", "task_id", c.TaskID, "error", err.Error())
@@ -178,4 +176,42 @@ func (s *ClaimScheduler) Close() {
 	}
 	<-s.done
 	_ = s.client.Close()
+}
+
+// claimExpiryJob is the expiry job of the claim on taskID that expires at
+// expiresAt, on queue.
+func claimExpiryJob(taskID string, expiresAt time.Time, queue string) (*asynq.Task, []asynq.Option, error) {
+	task, err := jobs.NewTask(jobs.ClaimExpiry{TaskID: taskID, ExpiresAt: expiresAt})
+	if err != nil {
+		return nil, nil, err
+	}
+	return task, []asynq.Option{asynq.TaskID(ClaimExpiryTaskID(taskID, expiresAt)), asynq.Queue(queue),
+		asynq.ProcessAt(expiresAt), asynq.Retention(time.Hour), asynq.Timeout(jobs.EventsDeadline)}, nil
+}
+
+// owedClaimBatch bounds the claims one OwedClaimExpiries returns.
+const owedClaimBatch = 1000
+
+// OwedClaimExpiries returns the expiry jobs, on queue, of the claims whose
+// time ran out before now and which are still held, oldest first: the
+// claims table (tasks.claim_expires_at) is their record, and the worker's
+// sweep enqueues them again in case Redis lost them; each keeps its task
+// id, so one Redis still holds is refused as a duplicate.
+func (q *Queue) OwedClaimExpiries(ctx context.Context, now time.Time, queue string) ([]jobs.Owed, error) {
+	var tasks []models.Task
+	err := q.store.DB.WithContext(ctx).Select("id", "claim_expires_at").
+		Where("claimed_by IS NOT NULL AND claim_expires_at <= ?", now.UTC()).
+		Order("claim_expires_at, id").Limit(owedClaimBatch).Find(&tasks).Error
+	if err != nil {
+		return nil, fmt.Errorf("review: select expired claims: %w", err)
+	}
+	owed := make([]jobs.Owed, 0, len(tasks))
+	for _, t := range tasks {
+		task, opts, err := claimExpiryJob(t.ID, *t.ClaimExpiresAt, queue)
+		if err != nil {
+			return nil, err
+		}
+		owed = append(owed, jobs.Owed{ID: ClaimExpiryTaskID(t.ID, *t.ClaimExpiresAt), Due: *t.ClaimExpiresAt, Task: task, Opts: opts})
+	}
+	return owed, nil
 }

@@ -128,20 +128,28 @@ func (r *Resumer) HandleResume(ctx context.Context, outboxID string) error {
 	}
 	if taskGone {
 		r.log.InfoContext(ctx, "resume event dropped: the task was deleted", "event_id", outboxID, "task_id", ev.TaskID)
-		return nil
+		return r.done(ctx, outboxID)
 	}
 	var agent models.Agent
 	err = r.store.DB.WithContext(ctx).Select("id", "resume_webhook_url").Where("id = ?", ev.AgentID).Take(&agent).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil // the agent was deleted: nobody left to tell
+		return r.done(ctx, outboxID) // the agent was deleted: nobody left to tell
 	}
 	if err != nil {
 		return fmt.Errorf("review: load agent %s: %w", ev.AgentID, err)
 	}
 	if agent.ResumeWebhookURL == "" {
-		return nil // the platform pulls GET /api/agent/tasks/{id}/events instead
+		// the platform pulls GET /api/agent/tasks/{id}/events instead
+		return r.done(ctx, outboxID)
 	}
+	// The event stays owed until its delivery settles (HandleWebhook).
 	return r.enqueueWebhook(ctx, outboxID)
+}
+
+// done records that resume event outboxID owes nothing more: its webhook
+// was delivered, gave up, or was not wanted.
+func (r *Resumer) done(ctx context.Context, outboxID string) error {
+	return outbox.MarkDone(context.WithoutCancel(ctx), r.store.DB, outboxID)
 }
 
 // loadEvent reads the resume event of outbox row id.
@@ -208,16 +216,27 @@ func recordResumed(tx *gorm.DB, ev ResumeEvent) error {
 }
 
 // enqueueWebhook enqueues the delivery job of resume event outboxID; one
-// already enqueued (or finished and retained) counts as done.
+// already enqueued (or finished and retained) counts as done. A delivery
+// that already failed is due at the next attempt its last one recorded, so
+// one re-created after Redis lost its retry keeps its schedule.
 func (r *Resumer) enqueueWebhook(ctx context.Context, outboxID string) error {
 	// The delivery carries the request id the resume job ran with.
 	task, err := requestid.NewTask(ctx, jobs.WebhookDelivery{EventID: outboxID})
 	if err != nil {
 		return err
 	}
-	_, err = r.jobs.EnqueueContext(ctx, task,
-		asynq.TaskID(WebhookTaskID(outboxID)), asynq.Queue(r.queue),
-		asynq.MaxRetry(WebhookMaxRetry), asynq.Retention(jobs.Retention), asynq.Timeout(jobs.EventsDeadline))
+	var last []models.WebhookDelivery
+	err = r.store.DB.WithContext(ctx).Select("next_attempt_at").Where("event_id = ?", outboxID).
+		Order("attempt DESC").Limit(1).Find(&last).Error
+	if err != nil {
+		return fmt.Errorf("review: load last delivery of %s: %w", outboxID, err)
+	}
+	opts := []asynq.Option{asynq.TaskID(WebhookTaskID(outboxID)), asynq.Queue(r.queue),
+		asynq.MaxRetry(WebhookMaxRetry), asynq.Retention(jobs.Retention), asynq.Timeout(jobs.EventsDeadline)}
+	if len(last) == 1 && last[0].NextAttemptAt != nil {
+		opts = append(opts, asynq.ProcessAt(*last[0].NextAttemptAt))
+	}
+	_, err = r.jobs.EnqueueContext(ctx, task, opts...)
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("review: enqueue webhook for %s: %w", outboxID, err)
 	}

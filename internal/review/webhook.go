@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -75,7 +76,10 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 		return fmt.Errorf("review: load agent %s: %w", ev.AgentID, err)
 	}
 	if gone, err := isTaskGone(db, ev.TaskID); err != nil || gone {
-		return err // a deleted task's deliveries went with it
+		if err != nil {
+			return err
+		}
+		return r.done(ctx, eventID) // a deleted task's deliveries went with it
 	}
 	var prior []models.WebhookDelivery
 	if err := db.Select("status_code").Where("event_id = ?", eventID).Find(&prior).Error; err != nil {
@@ -83,8 +87,17 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 	}
 	for _, d := range prior {
 		if d.StatusCode >= 200 && d.StatusCode < 300 {
-			return nil // delivered by an earlier run that was not acknowledged
+			// delivered by an earlier run that was not acknowledged
+			return r.done(ctx, eventID)
 		}
+	}
+	// The attempt count is Postgres's, not the job's: a delivery
+	// re-created after Redis lost its retry goes on from where it was.
+	if len(prior) >= WebhookMaxAttempts {
+		if err := r.done(ctx, eventID); err != nil {
+			return err
+		}
+		return fmt.Errorf("review: webhook of %s gave up after %d attempts: %w", eventID, len(prior), asynq.SkipRetry)
 	}
 	// The attempt is recorded before it is sent: a worker killed while the
 	// POST is in flight leaves it recorded, unfinished (finished_at null).
@@ -102,13 +115,59 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 	}
 	finished := time.Now().UTC()
 	attempt.FinishedAt = &finished
+	var delay time.Duration
+	final := sendErr == nil || attempt.Attempt >= WebhookMaxAttempts || refused(sendErr)
+	if !final {
+		// The next attempt's time is recorded with this one, so the
+		// schedule outlives the job that carries it.
+		delay = WebhookRetryDelay(attempt.Attempt - 1)
+		next := finished.Add(delay)
+		attempt.NextAttemptAt = &next
+	}
 	err = r.store.DB.WithContext(context.WithoutCancel(ctx)).Model(&attempt).
-		Select("status_code", "error", "duration_ms", "finished_at").Updates(&attempt).Error
+		Select("status_code", "error", "duration_ms", "finished_at", "next_attempt_at").Updates(&attempt).Error
 	if err != nil {
 		return errors.Join(sendErr, fmt.Errorf("review: record webhook outcome: %w", err))
 	}
-	return sendErr
+	if final {
+		if err := r.done(ctx, eventID); err != nil {
+			return errors.Join(sendErr, err)
+		}
+		if sendErr != nil && !refused(sendErr) {
+			return fmt.Errorf("%w: %w", sendErr, asynq.SkipRetry)
+		}
+		return sendErr
+	}
+	return &WebhookRetry{Err: sendErr, Delay: delay}
 }
+
+// refused reports whether err is a refusal retrying cannot fix (a
+// destination the guard refuses, no secret, no URL): the worker archives
+// the job at once.
+func refused(err error) bool {
+	switch apperr.CodeOf(err) {
+	case apperr.Invalid, apperr.Forbidden, apperr.NotFound:
+		return true
+	}
+	return false
+}
+
+// WebhookMaxAttempts is how many attempts a delivery makes in all: the
+// first and WebhookMaxRetry retries.
+const WebhookMaxAttempts = WebhookMaxRetry + 1
+
+// WebhookRetry is a failed delivery attempt to be retried after Delay, the
+// wait its attempt recorded in webhook_deliveries.next_attempt_at: the
+// worker's retry delay reads it, so the schedule is Postgres's.
+type WebhookRetry struct {
+	Err   error
+	Delay time.Duration
+}
+
+func (e *WebhookRetry) Error() string { return e.Err.Error() }
+
+// Unwrap returns the attempt's error.
+func (e *WebhookRetry) Unwrap() error { return e.Err }
 
 // webhookOutcome classifies one attempt for the metrics: delivered, an
 // answer other than 2xx, no answer, or never sent (an apperr error: a
