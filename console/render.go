@@ -34,7 +34,7 @@ var partialFiles = []string{"templates/app_host.html"}
 var pageNames = []string{
 	"login", "error", "overview",
 	"bindings", "binding", "binding_versions",
-	"tools", "tool", "bundles", "bundle", "integrations", "agents", "users",
+	"tools", "tool", "bundles", "bundle", "bundle_preview", "integrations", "agents", "users",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
 	"sessions", "audit", "queues", "webhooks",
@@ -119,6 +119,7 @@ var notices = map[string]string{
 	"task_archived":  "Task archived.",
 	"task_deleted":   "Task deleted.",
 	"task_canceled":  "Cancellation sent to the worker running the task.",
+	"uploaded":       "New version uploaded: tools pinned to an older version keep it.",
 	"redelivering":   "Redelivery queued: the new attempt shows here once the worker made it.",
 }
 

@@ -131,7 +131,7 @@ func New(svc Services) (*fiber.App, error) {
 		bundleOrigin:  originOf(svc.BundleBaseURL),
 		signIns:       limit.NewSignInThrottle(svc.Redis, svc.KeyPrefix),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console"), Proxies: svc.Proxies})
+	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, BodyLimitFunc: bodyLimit, Observe: svc.Metrics.HTTP("console"), Proxies: svc.Proxies})
 	app.Use(securityHeaders)
 	web.MountHealth(app, svc.Log, svc.Health...)
 	web.MountFavicon(app)
@@ -180,6 +180,8 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/tools/:id", s.showTool)
 	g.Get("/bundles", s.listBundles)
 	g.Get("/bundles/:id", s.showBundle)
+	g.Post("/bundles/:id/versions", s.uploadBundleVersion)
+	g.Get("/bundles/:id/versions/:version/preview", s.previewBundleVersion)
 	g.Get("/integrations", s.listIntegrations)
 	g.Post("/integrations/:id/test", s.testIntegration)
 	g.Get("/agents", s.listAgents)
