@@ -228,10 +228,19 @@ func formHoldsNUL(c *fiber.Ctx) bool {
 }
 
 // postValue returns a field of the request's form body
-// (application/x-www-form-urlencoded, as the console's forms are sent);
-// unlike Ctx.FormValue it never falls back to the query string.
+// (application/x-www-form-urlencoded, as the console's forms are sent, or
+// multipart/form-data, as the bundle upload is); unlike Ctx.FormValue it
+// never falls back to the query string.
 func postValue(c *fiber.Ctx, name string) string {
-	return string(c.Request().PostArgs().Peek(name))
+	if v := c.Request().PostArgs().Peek(name); len(v) > 0 {
+		return string(v)
+	}
+	if form, err := c.Request().MultipartForm(); err == nil {
+		if vs := form.Value[name]; len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	return ""
 }
 
 // requireAdmin admits requests of a signed-in user who is, right now, an

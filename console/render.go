@@ -34,7 +34,7 @@ var partialFiles = []string{"templates/app_host.html"}
 var pageNames = []string{
 	"login", "error", "overview",
 	"bindings", "binding", "binding_versions",
-	"tools", "tool", "bundles", "bundle", "integrations", "integration", "tool_form", "agents", "users",
+	"tools", "tool", "bundles", "bundle", "bundle_preview", "integrations", "integration", "tool_form", "agents", "users",
 	"agent", "agent_secret", "user", "user_password",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
@@ -129,6 +129,7 @@ var notices = map[string]string{
 	"user_deleted":        "The user was deleted: their tokens and app sessions no longer work.",
 	"integration_saved":   "The integration was saved; calls use it from the next one on.",
 	"integration_deleted": "The integration was deleted.",
+	"uploaded":            "New version uploaded: tools pinned to an older version keep it.",
 }
 
 // render writes page name with data and status. The page is rendered to a

@@ -131,7 +131,7 @@ func New(svc Services) (*fiber.App, error) {
 		bundleOrigin:  originOf(svc.BundleBaseURL),
 		signIns:       limit.NewSignInThrottle(svc.Redis, svc.KeyPrefix),
 	}
-	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, Observe: svc.Metrics.HTTP("console"), Proxies: svc.Proxies})
+	app := web.NewApp(web.Options{Name: "console", Logger: svc.Log, ErrorHandler: s.renderError, Immutable: true, BodyLimitFunc: bodyLimit, Observe: svc.Metrics.HTTP("console"), Proxies: svc.Proxies})
 	app.Use(securityHeaders)
 	web.MountHealth(app, svc.Log, svc.Health...)
 	web.MountFavicon(app)
@@ -185,6 +185,8 @@ func (s *server) routes(app *fiber.App) {
 	g.Post("/tools/:id/delete", s.deleteTool)
 	g.Get("/bundles", s.listBundles)
 	g.Get("/bundles/:id", s.showBundle)
+	g.Post("/bundles/:id/versions", s.uploadBundleVersion)
+	g.Get("/bundles/:id/versions/:version/preview", s.previewBundleVersion)
 	g.Get("/integrations", s.listIntegrations)
 	g.Get("/integrations/new", s.newIntegration)
 	g.Post("/integrations", s.createIntegration)
