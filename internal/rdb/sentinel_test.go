@@ -22,14 +22,12 @@ import (
 // acknowledged is there, and each refusal in the window is
 // apperr.Unavailable (a 503 with Retry-After), never anything else.
 func TestSentinelFailoverKeepsTheClientAndEveryAcknowledgedWrite(t *testing.T) {
-	for _, how := range []string{"SENTINEL FAILOVER", "kill -9"} {
+	for _, how := range testkit.SentinelFaults {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			s := testkit.StartSentinel(t)
 			ctx := context.Background()
-			client, err := rdb.Open(ctx, s.URL)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = client.Close() })
+			client := s.Client()
 
 			var (
 				mu       sync.Mutex
@@ -68,12 +66,7 @@ func TestSentinelFailoverKeepsTheClientAndEveryAcknowledgedWrite(t *testing.T) {
 			}()
 			time.Sleep(300 * time.Millisecond)
 			start := time.Now()
-			var old string
-			if how == "kill -9" {
-				old = s.KillMaster(ctx)
-			} else {
-				old = s.Failover(ctx)
-			}
+			old := s.Fault(ctx, how)
 			newMaster := s.WaitNewMaster(ctx, old, 30*time.Second)
 			// The stream must resume: acknowledged writes after the switch.
 			require.Eventually(t, func() bool {

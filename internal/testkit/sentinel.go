@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/rdb"
 )
 
 // SentinelMaster is the master name the test Sentinels watch.
@@ -67,6 +69,30 @@ func StartSentinel(t testing.TB) *Sentinel {
 	s.URL = fmt.Sprintf("redis-sentinel://%s,%s,%s/0?master_name=%s", s.Sentinels[0], s.Sentinels[1], s.Sentinels[2], SentinelMaster)
 	s.waitReady(replica)
 	return s
+}
+
+// Client opens the platform's client on URL (rdb.Open), closed at cleanup.
+func (s *Sentinel) Client() *redis.Client {
+	s.t.Helper()
+	c, err := rdb.Open(context.Background(), s.URL)
+	if err != nil {
+		s.t.Fatalf("testkit: open %s: %v", s.URL, err)
+	}
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// SentinelFaults are the ways Fault fails the master.
+var SentinelFaults = []string{"SENTINEL FAILOVER", "kill -9"}
+
+// Fault fails the master the way named (one of SentinelFaults) and returns
+// the old master's address.
+func (s *Sentinel) Fault(ctx context.Context, how string) string {
+	s.t.Helper()
+	if how == "kill -9" {
+		return s.KillMaster(ctx)
+	}
+	return s.Failover(ctx)
 }
 
 // Master asks a sentinel for the current master's address.
