@@ -53,7 +53,13 @@ func fixtureSpec() bindingspec.Spec {
 
 func newRuntimeFixture(t *testing.T, opts ...apiOption) *runtimeFixture {
 	t.Helper()
-	a := newTestAPI(t, opts...)
+	return newRuntimeFixtureOn(t, testkit.Redis(t), opts...)
+}
+
+// newRuntimeFixtureOn is newRuntimeFixture on a Redis of the test's choice.
+func newRuntimeFixtureOn(t *testing.T, rd testkit.RedisEnv, opts ...apiOption) *runtimeFixture {
+	t.Helper()
+	a := newTestAPIOn(t, testkit.Schema(t), rd, opts...)
 	f := &runtimeFixture{api: a, tenant: testkit.NewTenant(t, a.Store.DB)}
 	ctx := context.Background()
 

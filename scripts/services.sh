@@ -111,6 +111,13 @@ fi
 
 if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_redis; fi
 
+# The Sentinel tests start their own redis-server processes (a master, a
+# replica, three sentinels as `redis-server --sentinel`) on free loopback
+# ports (internal/testkit/sentinel.go); redis-cli comes with redis-tools.
+command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+command -v redis-cli >/dev/null 2>&1 || apt_install redis-tools
+command -v redis-sentinel >/dev/null 2>&1 || apt_install redis-sentinel
+
 # The console's browser test drives Debian's Chromium (console/browser_test.go).
 [ -x /usr/bin/chromium ] || apt_install chromium
 

@@ -17,8 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // MinKeyBytes is the smallest signing or encryption key accepted.
@@ -388,8 +386,8 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		}
 	}
 	if c.RedisURL != "" {
-		if _, err := redis.ParseURL(c.RedisURL); err != nil {
-			r.fail("REDIS_URL", fmt.Sprintf("%v (want redis://[:password@]host:port[/db])", err))
+		if _, err := ParseRedisURL(c.RedisURL); err != nil {
+			r.fail("REDIS_URL", err.Error())
 		}
 	}
 	r.checkMetricsAddr(role, c)

@@ -14,26 +14,41 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 )
 
-// Open connects to the Redis at url and checks that it answers; errors name REDIS_URL.
+// Open connects to the Redis REDIS_URL names (one server, or a master
+// found through Sentinels: docs/operators.md#redis-sentinel-and-cluster) and
+// checks that it answers; errors name REDIS_URL. Every command's
+// availability error (the server gone, a failover under way) comes back as
+// a retryable apperr.Unavailable.
 func Open(ctx context.Context, url string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(url)
+	target, err := config.ParseRedisURL(url)
 	if err != nil {
 		return nil, &config.Error{Var: "REDIS_URL", Reason: err.Error()}
 	}
-	opts.PoolSize = 64
-	// RESP2 unless the URL asks (?protocol=3): appruntime uses no RESP3
-	// feature (client-side caching, push notifications), and under RESP3
-	// go-redis looks for pending push frames around every command, about 6%
-	// of a worker's CPU per /run job.
-	if opts.Protocol == 0 {
-		opts.Protocol = 2
+	var client *redis.Client
+	if f := target.Failover; f != nil {
+		f.PoolSize = 64
+		if f.Protocol == 0 {
+			f.Protocol = 2
+		}
+		client = redis.NewFailoverClient(f)
+	} else {
+		opts := target.Simple
+		opts.PoolSize = 64
+		// RESP2 unless the URL asks (?protocol=3): appruntime uses no RESP3
+		// feature (client-side caching, push notifications), and under RESP3
+		// go-redis looks for pending push frames around every command, about 6%
+		// of a worker's CPU per /run job.
+		if opts.Protocol == 0 {
+			opts.Protocol = 2
+		}
+		client = redis.NewClient(opts)
 	}
-	client := redis.NewClient(opts)
+	client.AddHook(availabilityHook{})
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := client.Ping(pingCtx).Err(); err != nil {
 		_ = client.Close()
-		return nil, &config.Error{Var: "REDIS_URL", Reason: fmt.Sprintf("cannot reach Redis at %s: %v", opts.Addr, err)}
+		return nil, &config.Error{Var: "REDIS_URL", Reason: fmt.Sprintf("cannot reach Redis (%s): %v", target.Describe(), err)}
 	}
 	return client, nil
 }

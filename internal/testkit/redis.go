@@ -66,3 +66,11 @@ func Redis(t testing.TB) RedisEnv {
 	})
 	return env
 }
+
+// RedisOn is a RedisEnv on a client of the test's own (a Redis the test
+// started, such as StartSentinel's): a fresh prefix and queue names, no
+// cleanup, since the servers go with the test.
+func RedisOn(client *redis.Client) RedisEnv {
+	prefix := "tk:" + randomHex(6) + ":"
+	return RedisEnv{Client: client, Prefix: prefix, Queues: jobs.PrefixedQueues(strings.ReplaceAll(prefix, ":", "_"))}
+}

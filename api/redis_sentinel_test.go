@@ -1,0 +1,158 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/models"
+)
+
+// TestWritesAndApprovalsRideASentinelFailover: an API on a Redis under
+// Sentinel serves a stream of /write and /action approvals while the
+// master is failed over (SENTINEL FAILOVER) or killed with SIGKILL. The
+// process is not restarted: after the window the stream goes on. Every
+// refusal is a 503 with Retry-After, never a 500; every acknowledged write
+// has its row and feed event, a refused one wrote nothing; every await is
+// released exactly once (one resume event each), the refused approvals on
+// their retry. docs/operators.md#redis-sentinel-and-cluster
+func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
+	for _, how := range testkit.SentinelFaults {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			s := testkit.StartSentinel(t)
+			ctx := context.Background()
+			client := s.Client()
+			f := newRuntimeFixtureOn(t, testkit.RedisOn(client))
+			generousRate(f.api)
+
+			const approvals = 12
+			type parked struct{ task, await, token string }
+			steps := make([]parked, approvals)
+			for i := range steps {
+				task, step, await := f.parkedStep(t)
+				steps[i] = parked{task, await, f.mint(t, step)}
+			}
+
+			var (
+				mu       sync.Mutex
+				acked    = map[string]bool{}
+				statuses = map[int]int{}
+				bad      []string
+				lastFail time.Time
+				approved = make([]bool, approvals)
+				lastOK   = map[string]time.Time{}
+			)
+			record := func(r response, what string) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				statuses[r.Status]++
+				switch {
+				case r.Status == 200:
+					lastOK[what[:5]] = time.Now()
+					return true
+				case r.Status == 503 && r.Header.Get("Retry-After") != "":
+					lastFail = time.Now()
+				default:
+					bad = append(bad, fmt.Sprintf("%s: %d %s", what, r.Status, r.Raw))
+				}
+				return false
+			}
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { // writes
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					d := fmt.Sprintf("w-%d", i)
+					r := f.verb(t, "write", map[string]any{"op": "record_decision", "payload": map[string]any{"row": map[string]any{"decision": d}}})
+					if record(r, "write "+d) {
+						mu.Lock()
+						acked[d] = true
+						mu.Unlock()
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+			go func() { // approvals, each retried until it is acknowledged
+				defer wg.Done()
+				for i := range steps {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						r := f.api.call(t, "POST", "/api/app-runtime/action", steps[i].token, approveBody(fmt.Sprintf("a-%d", i)))
+						if record(r, fmt.Sprintf("approve %d", i)) {
+							mu.Lock()
+							approved[i] = true
+							mu.Unlock()
+							break
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+					time.Sleep(400 * time.Millisecond)
+				}
+			}()
+			time.Sleep(400 * time.Millisecond)
+			start := time.Now()
+			old := s.Fault(ctx, how)
+			s.WaitNewMaster(ctx, old, 30*time.Second)
+			switched := time.Now()
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return time.Since(lastFail) > 1500*time.Millisecond && approved[approvals-1]
+			}, 40*time.Second, 50*time.Millisecond, "the stream did not go on after the failover")
+			close(stop)
+			wg.Wait()
+
+			mu.Lock()
+			defer mu.Unlock()
+			window := time.Duration(0)
+			if !lastFail.IsZero() {
+				window = lastFail.Sub(start)
+			}
+			t.Logf("%s: statuses %v, %d writes acknowledged; new master named %s after the fault; last 503 %s after the fault",
+				how, statuses, len(acked), switched.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
+			require.True(t, lastOK["write"].After(switched) && lastOK["appro"].After(switched), "writes and approvals were acknowledged after the switch")
+			require.Empty(t, bad, "refusals are 503 with Retry-After, never anything else")
+
+			// Acknowledged writes are there; refused ones wrote nothing.
+			var decisions []string
+			require.NoError(t, f.source.DB.Raw("SELECT decision FROM decisions WHERE decision LIKE 'w-%'").Scan(&decisions).Error)
+			got := map[string]bool{}
+			for _, d := range decisions {
+				require.False(t, got[d], "write %s applied twice", d)
+				got[d] = true
+			}
+			require.Equal(t, acked, got, "exactly the acknowledged writes are in the data source")
+			var feed int64
+			require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", f.taskID, models.FeedAgentAction).Count(&feed).Error)
+			require.Equal(t, int64(len(acked)), feed, "one feed row per acknowledged write")
+
+			// Every await released once, with one resume event.
+			for i, p := range steps {
+				var aw models.TaskAwait
+				require.NoError(t, f.db().Take(&aw, "id = ?", p.await).Error)
+				require.Equal(t, models.AwaitResolved, aw.Status, "approval %d", i)
+				var n int64
+				require.NoError(t, f.source.DB.Raw("SELECT count(*) FROM decisions WHERE decision = ?", fmt.Sprintf("a-%d", i)).Scan(&n).Error)
+				require.Equal(t, int64(1), n, "approval %d recorded once", i)
+				require.NoError(t, f.db().Model(&models.Outbox{}).Where("payload::text LIKE ?", "%"+p.task+"%").Count(&n).Error)
+				require.Equal(t, int64(1), n, "approval %d has one resume event", i)
+			}
+		})
+	}
+}
