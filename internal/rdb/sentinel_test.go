@@ -19,9 +19,13 @@ import (
 // stream through one client opened on a redis-sentinel:// URL while the
 // master is failed over (SENTINEL FAILOVER) or killed with SIGKILL. The
 // client goes on against the new master with no reopening, every write it
-// acknowledged is there, and each refusal in the window is
-// apperr.Unavailable (a 503 with Retry-After), never anything else.
-func TestSentinelFailoverKeepsTheClientAndEveryAcknowledgedWrite(t *testing.T) {
+// acknowledged once the window closed is there, and each refusal in the
+// window is apperr.Unavailable (a 503 with Retry-After), never anything
+// else. Redis replicates asynchronously, so a write the old master
+// acknowledged in the window may be lost (min-replicas-to-write narrows
+// that, it does not close it); the platform does not count on those:
+// Postgres is the record of what is owed (docs/operators.md#redis-sentinel-and-cluster).
+func TestSentinelFailoverKeepsTheClientAndWritesAfterTheWindow(t *testing.T) {
 	for _, how := range testkit.SentinelFaults {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
@@ -89,15 +93,19 @@ func TestSentinelFailoverKeepsTheClientAndEveryAcknowledgedWrite(t *testing.T) {
 			t.Logf("%s: old master %s, new %s; %d writes acknowledged, %d refused as Unavailable; refusals ended %s after the fault",
 				how, old, newMaster, len(acked), refused, window.Round(time.Millisecond))
 
-			// Every acknowledged write is on the new master, asked directly.
+			// Every write acknowledged after the window is on the new master,
+			// asked directly; those of the window are counted, not required.
 			direct := redis.NewClient(&redis.Options{Addr: newMaster})
 			t.Cleanup(func() { _ = direct.Close() })
 			role, err := direct.Do(ctx, "ROLE").Slice()
 			require.NoError(t, err)
 			require.Equal(t, "master", role[0])
-			n, err := direct.Exists(ctx, acked...).Result()
+			after, err := direct.Exists(ctx, acked[before:]...).Result()
 			require.NoError(t, err)
-			require.Equal(t, int64(len(acked)), n, "an acknowledged write was lost")
+			require.Equal(t, int64(len(acked)-before), after, "a write acknowledged after the window was lost")
+			kept, err := direct.Exists(ctx, acked[:before]...).Result()
+			require.NoError(t, err)
+			t.Logf("%s: %d of the %d writes acknowledged up to the window's end kept", how, kept, before)
 		})
 	}
 }
