@@ -51,7 +51,7 @@ func spansOf(id oteltrace.TraceID) map[string]tracetest.SpanStub {
 func attrOf(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if a.Key == attribute.Key(key) {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
