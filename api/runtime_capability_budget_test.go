@@ -32,8 +32,15 @@ func TestCapabilityDocumentBombs(t *testing.T) {
 	sheet := f.upload(t, f.taskID, "bomb.xlsx", documenttest.XLSXBomb(58<<20, 4))
 	before = totalAlloc()
 	r := f.capability(t, "file_preview", map[string]any{"file_id": sheet, "page": 1})
-	require.Equal(t, 200, r.Status, string(r.Raw))
-	require.Equal(t, true, r.Body["result"].(map[string]any)["truncated"])
+	// Either bound may be met first: the text cap (200, truncated) or, on a
+	// machine loaded enough, the 10 s work budget (422 over_budget). Both
+	// are the bounded answer; what must hold is the memory.
+	if r.Status == 422 {
+		require.Contains(t, string(r.Raw), "the most one document operation may take")
+	} else {
+		require.Equal(t, 200, r.Status, string(r.Raw))
+		require.Equal(t, true, r.Body["result"].(map[string]any)["truncated"])
+	}
 	require.Less(t, totalAlloc()-before, uint64(128<<20), "the sheet streams to the text cap (it took 511 MB)")
 }
 
