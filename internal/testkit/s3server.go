@@ -82,18 +82,7 @@ func NewS3Server(t *testing.T) *S3Server {
 		t.Fatalf("starting versitygw: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			_ = c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not listen on %s within 15s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, "versitygw", addr, 15*time.Second)
 	s.Endpoint = "http://" + addr
 	return s
 }

@@ -167,18 +167,7 @@ func (s *Sentinel) startCmd(addr string, cmd *exec.Cmd) {
 		s.t.Fatalf("testkit: start %s: %v", cmd.Path, err)
 	}
 	s.procs[addr] = cmd
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			_ = c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("testkit: %s does not listen on %s", cmd.Path, addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitListening(s.t, cmd.Path, addr, 5*time.Second)
 }
 
 // waitReady waits until the replica is in sync and every sentinel knows it
