@@ -29,5 +29,8 @@ func (s *server) serveFile(c *fiber.Ctx) error {
 	for k, v := range d.Header {
 		c.Set(k, v[0])
 	}
+	if d.Redirect != "" {
+		return c.Redirect(d.Redirect, fiber.StatusFound)
+	}
 	return c.Send(d.Body)
 }

@@ -22,6 +22,8 @@ commands:
   workspace create NAME
             create a workspace and print its first admin token (operators only)
   probe URL GET URL and exit 0 on a 2xx answer (container healthchecks)
+  blobs migrate --from STORE --to STORE
+            copy every blob into another store, verified by sha256 (resumable)
 
 Configuration comes from environment variables; see docs/operators.md.
 `
@@ -51,6 +53,8 @@ func main() {
 		err = runWorkspace(ctx, os.Args[2:])
 	case "probe":
 		err = runProbe(ctx, os.Args[2:])
+	case "blobs":
+		err = runBlobs(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -81,6 +81,11 @@ type Config struct {
 	// it); credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
 	// or the AWS credential chain. See docs/deploy.md#choose-a-blob-store.
 	BlobURL string
+	// BlobPresign (BLOB_PRESIGN, with BLOB_URL only) answers a
+	// managed-storage URL of a PDF or an image with a redirect to a
+	// presigned GET of the bucket, once the URL's own signature and expiry
+	// are checked; see docs/deploy.md#presigned-downloads.
+	BlobPresign bool
 
 	WorkerConcurrency int
 	// QueueConcurrency is the worker's concurrency per queue class
@@ -335,6 +340,10 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		SweepInterval:     r.duration("SWEEP_INTERVAL", DefaultSweepInterval),
 		BlobDir:           r.blobDir("BLOB_DIR", role),
 		BlobURL:           strings.TrimSpace(getenv("BLOB_URL")),
+		BlobPresign:       r.bool("BLOB_PRESIGN"),
+	}
+	if c.BlobPresign && c.BlobURL == "" {
+		r.fail("BLOB_PRESIGN", "presigned downloads need an S3 bucket: set BLOB_URL too, or unset BLOB_PRESIGN")
 	}
 	if c.BlobURL != "" && !strings.HasPrefix(c.BlobURL, "s3://") {
 		r.fail("BLOB_URL", fmt.Sprintf("want s3://bucket/prefix?endpoint=…&region=…, got %q", c.BlobURL))

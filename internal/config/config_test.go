@@ -144,6 +144,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"blob dir at the root", "BLOB_DIR", "/", "BLOB_DIR: refusing the file system root"},
 		{"blob dir with NUL", "BLOB_DIR", "/var/\x00blobs", "BLOB_DIR: the path contains a NUL byte"},
 		{"blob url not s3", "BLOB_URL", "https://bucket.example.com", "BLOB_URL: want s3://bucket"},
+		{"presign without a bucket", "BLOB_PRESIGN", "true", "BLOB_PRESIGN: presigned downloads need an S3 bucket"},
 		{"frame ancestor over http", "ASSET_FRAME_ANCESTORS", "http://host.example.com", "ASSET_FRAME_ANCESTORS"},
 		{"frame ancestor with a path", "ASSET_FRAME_ANCESTORS", "https://host.example.com/app", "ASSET_FRAME_ANCESTORS"},
 		{"frame ancestor wildcard", "ASSET_FRAME_ANCESTORS", "https://*.example.com", "ASSET_FRAME_ANCESTORS"},
@@ -168,6 +169,11 @@ func TestBlobURLWithBlobDir(t *testing.T) {
 	c, err := config.Load(config.RoleAPI, env(e))
 	require.NoError(t, err)
 	require.Equal(t, "s3://blobs", c.BlobURL)
+	require.False(t, c.BlobPresign)
+	e["BLOB_PRESIGN"] = "true"
+	c, err = config.Load(config.RoleAPI, env(e))
+	require.NoError(t, err)
+	require.True(t, c.BlobPresign)
 	e["BLOB_DIR"] = "/srv/blobs"
 	_, err = config.Load(config.RoleAPI, env(e))
 	require.ErrorContains(t, err, "BLOB_URL: set BLOB_URL or BLOB_DIR, not both")

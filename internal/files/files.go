@@ -39,6 +39,7 @@ type Service struct {
 	urls    *urlsign.Signer
 	baseURL *url.URL
 	now     func() time.Time
+	presign storage.Presigner // nil: every download streams through Serve
 }
 
 // Options configure a Service.
@@ -52,6 +53,10 @@ type Options struct {
 	// PublicAPIURL is how browsers and the worker reach the API: the base
 	// of every managed-storage URL.
 	PublicAPIURL string
+	// Presign (BLOB_PRESIGN) answers a download of a PDF or an image with
+	// a redirect to a presigned GET of the bucket (see Serve); it needs
+	// Blobs to be a storage.Presigner (BLOB_URL).
+	Presign bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -70,7 +75,15 @@ func New(o Options) (*Service, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{st: o.Store, blobs: o.Blobs, urls: urls, baseURL: base, now: now}, nil
+	svc := &Service{st: o.Store, blobs: o.Blobs, urls: urls, baseURL: base, now: now}
+	if o.Presign {
+		p, ok := o.Blobs.(storage.Presigner)
+		if !ok {
+			return nil, errors.New("files: BLOB_PRESIGN needs a blob store that presigns (BLOB_URL)")
+		}
+		svc.presign = p
+	}
+	return svc, nil
 }
 
 // Info is a file as the capabilities and the agent API show it.

@@ -2,10 +2,14 @@ package files
 
 import (
 	"context"
+	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/models"
 )
@@ -17,11 +21,14 @@ const sandboxCSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src
 
 // Download is a file ready to be sent: its row, its bytes and every
 // response header but Content-Length. The route that mounts Serve copies
-// Header into its response unchanged.
+// Header into its response unchanged. When Redirect is set, Body is nil and
+// the answer is a 302 to Redirect (a presigned GET of the bucket) with
+// Header.
 type Download struct {
-	File   models.File
-	Body   []byte
-	Header http.Header
+	File     models.File
+	Body     []byte
+	Header   http.Header
+	Redirect string
 }
 
 // Serve answers GET FilesPath/{id}?task=&exp=&sig=, the route behind a
@@ -44,14 +51,71 @@ type Download struct {
 //   - Cache-Control: private, for as long as the URL lives (paging back in
 //     a viewer costs nothing); Referrer-Policy: no-referrer, so the signed
 //     URL never leaks to a link's target.
+//
+// With presigned downloads on (Options.Presign), a PDF or an image the
+// bucket holds is a redirect instead: the same checks first, then a
+// presigned GET that lives no longer than the URL, answered by the bucket
+// with the same Content-Type, Content-Disposition and Cache-Control. Other
+// types always stream through here, since a bucket cannot send the sandbox
+// CSP and nosniff that keep them inert; see
+// docs/deploy.md#presigned-downloads.
 func (s *Service) Serve(ctx context.Context, t Ticket) (Download, error) {
 	if err := s.check(t); err != nil {
 		return Download{}, err
 	}
-	f, data, err := s.Open(ctx, t.TaskID, t.FileID)
+	f, err := s.Get(ctx, t.TaskID, t.FileID)
 	if err != nil {
 		return Download{}, err
 	}
+	exp, _ := strconv.ParseInt(t.Exp, 10, 64) // check has parsed it
+	h := downloadHeader(f, max(exp-s.now().Unix(), 0))
+	if d, ok, err := s.presigned(ctx, f, exp, h); ok || err != nil {
+		return d, err
+	}
+	data, err := s.Content(ctx, f)
+	if err != nil {
+		return Download{}, err
+	}
+	return Download{File: f, Body: data, Header: h}, nil
+}
+
+// presigned is f's download as a redirect to a presigned GET, when
+// presigning is on, f is a PDF or an image, at least a second of the URL's
+// life is left and the bucket holds the bytes (older blobs live in the
+// database); ok is false when f is to be streamed instead.
+func (s *Service) presigned(ctx context.Context, f models.File, exp int64, h http.Header) (Download, bool, error) {
+	left := time.Unix(exp, 0).Sub(s.now())
+	if s.presign == nil || !(f.ContentType == document.TypePDF || document.IsImage(f.ContentType)) || left < time.Second {
+		return Download{}, false, nil
+	}
+	params := url.Values{}
+	for param, header := range presignedHeaders {
+		params.Set(param, h.Get(header))
+	}
+	u, err := s.presign.PresignExisting(ctx, f.StorageKey, left, params)
+	if apperr.Is(err, apperr.NotFound) {
+		return Download{}, false, nil
+	}
+	if err != nil {
+		return Download{}, false, fmt.Errorf("files: presigning file %s: %v", f.ID, err)
+	}
+	redirect := http.Header{}
+	redirect.Set("Cache-Control", h.Get("Cache-Control"))
+	redirect.Set("Referrer-Policy", h.Get("Referrer-Policy"))
+	return Download{File: f, Header: redirect, Redirect: u.String()}, true, nil
+}
+
+// presignedHeaders are the response headers a bucket sets from a presigned
+// GET's overrides (S3's response-* parameters), by parameter.
+var presignedHeaders = map[string]string{
+	"response-content-type":        "Content-Type",
+	"response-content-disposition": "Content-Disposition",
+	"response-cache-control":       "Cache-Control",
+}
+
+// downloadHeader is the response header of f's bytes (see Serve), cached
+// for maxAge seconds.
+func downloadHeader(f models.File, maxAge int64) http.Header {
 	h := http.Header{}
 	contentType := f.ContentType
 	if document.IsText(contentType) && contentType != document.TypeJSON {
@@ -67,8 +131,7 @@ func (s *Service) Serve(ctx context.Context, t Ticket) (Download, error) {
 	if f.ContentType != document.TypePDF {
 		h.Set("Content-Security-Policy", sandboxCSP)
 	}
-	exp, _ := strconv.ParseInt(t.Exp, 10, 64) // check has parsed it
-	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(max(exp-s.now().Unix(), 0), 10))
+	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(maxAge, 10))
 	h.Set("Referrer-Policy", "no-referrer")
-	return Download{File: f, Body: data, Header: h}, nil
+	return h
 }

@@ -366,6 +366,7 @@ func (p *Platform) buildFiles() error {
 	var err error
 	p.Files, err = files.New(files.Options{
 		Store: o.Store, Blobs: p.Storage, SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL,
+		Presign: o.Config.BlobPresign,
 	})
 	if err != nil {
 		return err

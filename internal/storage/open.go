@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -86,6 +88,26 @@ func (l *Layered) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 // cannot reappear once the new one is gone.
 func (l *Layered) Delete(ctx context.Context, key string) error {
 	return errors.Join(l.Primary.Delete(ctx, key), l.Older.Delete(ctx, key))
+}
+
+// Presigner is a store that can hand out a time-limited URL reading a
+// blob straight from where it lives (an S3 bucket).
+type Presigner interface {
+	// PresignExisting returns such a URL for key, valid for expiry, with
+	// params as the store's response overrides; a key the store does not
+	// hold is an apperr not_found error.
+	PresignExisting(ctx context.Context, key string, expiry time.Duration, params url.Values) (*url.URL, error)
+}
+
+// PresignExisting implements Presigner when Primary does; a blob only
+// Older holds (written before the bucket was configured) is not_found, so
+// the caller serves it itself.
+func (l *Layered) PresignExisting(ctx context.Context, key string, expiry time.Duration, params url.Values) (*url.URL, error) {
+	p, ok := l.Primary.(Presigner)
+	if !ok {
+		return nil, apperr.NotFoundf("blob %s is not in a store that presigns", key)
+	}
+	return p.PresignExisting(ctx, key, expiry, params)
 }
 
 // Close closes Primary and Older when they hold resources (a Dir's open

@@ -225,15 +225,34 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 }
 
 // PresignGet returns a URL that reads key directly from the bucket for
-// expiry, signed with the store's credentials.
-func (s *S3) PresignGet(ctx context.Context, key string, expiry time.Duration) (*url.URL, error) {
+// expiry, signed with the store's credentials. params are the response
+// overrides S3 applies to that GET (response-content-type,
+// response-content-disposition, response-cache-control); nil for none.
+func (s *S3) PresignGet(ctx context.Context, key string, expiry time.Duration, params url.Values) (*url.URL, error) {
 	name, err := s.object(key)
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.client.PresignedGetObject(ctx, s.bucket, name, expiry, nil)
+	u, err := s.client.PresignedGetObject(ctx, s.bucket, name, expiry, params)
 	if err != nil {
 		return nil, fmt.Errorf("storage: s3: presign %s: %w", key, err)
 	}
 	return u, nil
+}
+
+// PresignExisting is PresignGet for a key the bucket holds: a key it does
+// not hold is an apperr not_found error (one HEAD request), so a caller can
+// serve the bytes itself instead of redirecting to a 404.
+func (s *S3) PresignExisting(ctx context.Context, key string, expiry time.Duration, params url.Values) (*url.URL, error) {
+	name, err := s.object(key)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.client.StatObject(ctx, s.bucket, name, minio.StatObjectOptions{}); err != nil {
+		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+			return nil, apperr.NotFoundf("blob %s not found", key)
+		}
+		return nil, fmt.Errorf("storage: s3: stat %s: %s", key, describeS3(err))
+	}
+	return s.PresignGet(ctx, key, expiry, params)
 }

@@ -68,7 +68,7 @@ func TestS3(t *testing.T) { // not parallel: a subtest sets the AWS environment
 	})
 
 	t.Run("presigned GET", func(t *testing.T) {
-		u, err := blobs.PresignGet(ctx, "bundles/b/1", time.Minute)
+		u, err := blobs.PresignGet(ctx, "bundles/b/1", time.Minute, nil)
 		require.NoError(t, err)
 		res, err := http.Get(u.String())
 		require.NoError(t, err)
