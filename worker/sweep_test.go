@@ -2,8 +2,10 @@ package worker_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,20 +28,8 @@ const sweepRedisDB = "redis://127.0.0.1:6379/11"
 // sweep interval after, the expiry fires once (its webhook too) and the
 // claim is cleared.
 func TestOwedJobsSurviveAFlushedRedis(t *testing.T) {
-	cfg := testkit.Config(testkit.DatabaseURL(), sweepRedisDB)
-	cfg.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.ReviewClaimFor = 3 * time.Second
-	cfg.SweepInterval = time.Second
-	f := &expiryFixture{p: newPlatform(t, cfg), hook: &hookRecorder{}}
-	srv := newHookServer(t, f.hook)
-	f.tn = testkit.NewTenant(t, f.p.Store.DB)
-	box, err := crypt.New(cfg.SecretsKey)
-	require.NoError(t, err)
-	sealed, err := box.Seal([]byte("sweep-test-webhook-secret-0123456789"))
-	require.NoError(t, err)
+	f := newSweepFixture(t, nil)
 	db := f.p.Store.DB
-	require.NoError(t, db.Model(&models.Agent{}).Where("id = ?", f.tn.Agent.ID).
-		Updates(map[string]any{"resume_webhook_url": srv, "webhook_secret_enc": sealed}).Error)
 
 	_, aw := f.parked(t, 3*time.Second)
 	claimed, _ := f.parked(t, 0)
@@ -55,12 +45,7 @@ func TestOwedJobsSurviveAFlushedRedis(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond)
 	stop()
 
-	// Redis loses every scheduled job.
-	opt, err := redis.ParseURL(sweepRedisDB)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	require.NoError(t, rdb.FlushDB(context.Background()).Err())
+	flushSweepRedis(t)          // Redis loses every scheduled job
 	time.Sleep(3 * time.Second) // both are due now
 
 	f.startWorker(t)
@@ -82,9 +67,89 @@ func TestOwedJobsSurviveAFlushedRedis(t *testing.T) {
 	require.Zero(t, open, "every owed row is done")
 }
 
-func newHookServer(t *testing.T, h *hookRecorder) string {
+// newSweepFixture is an expiry fixture on the flushed Redis database,
+// sweeping every second, whose agent's webhook is hook's; failing, when
+// not nil, answers the webhook's requests before hook records them.
+func newSweepFixture(t *testing.T, failing func(http.ResponseWriter) bool) *expiryFixture {
 	t.Helper()
-	srv := httptest.NewServer(h)
+	cfg := testkit.Config(testkit.DatabaseURL(), sweepRedisDB)
+	cfg.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.ReviewClaimFor = 3 * time.Second
+	cfg.SweepInterval = time.Second
+	f := &expiryFixture{p: newPlatform(t, cfg), hook: &hookRecorder{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing != nil && failing(w) {
+			return
+		}
+		f.hook.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	f.tn = testkit.NewTenant(t, f.p.Store.DB)
+	box, err := crypt.New(cfg.SecretsKey)
+	require.NoError(t, err)
+	sealed, err := box.Seal([]byte("sweep-test-webhook-secret-0123456789"))
+	require.NoError(t, err)
+	require.NoError(t, f.p.Store.DB.Model(&models.Agent{}).Where("id = ?", f.tn.Agent.ID).
+		Updates(map[string]any{"resume_webhook_url": srv.URL, "webhook_secret_enc": sealed}).Error)
+	return f
+}
+
+// flushSweepRedis empties the test's Redis database: every queued,
+// scheduled and retrying job is gone.
+func flushSweepRedis(t *testing.T) {
+	t.Helper()
+	opt, err := redis.ParseURL(sweepRedisDB)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	require.NoError(t, rdb.FlushDB(context.Background()).Err())
+}
+
+// TestAWebhookRetryKeepsItsCountAndScheduleAcrossAFlushedRedis: a
+// receiver failing its first three deliveries; after the second failure
+// Redis loses the retry. Once it is back the delivery goes on at attempt 3,
+// not before the time attempt 2 recorded, and succeeds at attempt 4: one
+// success, no attempt numbered twice.
+func TestAWebhookRetryKeepsItsCountAndScheduleAcrossAFlushedRedis(t *testing.T) {
+	var fails atomic.Int32
+	f := newSweepFixture(t, func(w http.ResponseWriter) bool {
+		if fails.Add(1) <= 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	})
+	db := f.p.Store.DB
+	f.parked(t, 500*time.Millisecond)
+
+	deliveries := func() []models.WebhookDelivery {
+		var rows []models.WebhookDelivery
+		require.NoError(t, db.Where("agent_id = ?", f.tn.Agent.ID).Order("attempt").Find(&rows).Error)
+		return rows
+	}
+	stop := f.startWorker(t)
+	require.Eventually(t, func() bool {
+		rows := deliveries()
+		return len(rows) == 2 && rows[1].NextAttemptAt != nil
+	}, 20*time.Second, 20*time.Millisecond, "two failed attempts, the third scheduled")
+	stop()
+	flushSweepRedis(t)
+	due := *deliveries()[1].NextAttemptAt
+
+	f.startWorker(t)
+	require.Eventually(t, func() bool { return len(f.hook.received()) == 1 }, 30*time.Second, 50*time.Millisecond,
+		"delivered after Redis returned")
+	time.Sleep(2 * time.Second) // more sweeps: nothing sent twice
+	rows := deliveries()
+	require.Len(t, rows, 4, "attempts 1 and 2 before the flush, 3 (failed) and 4 (delivered) after")
+	for i, d := range rows {
+		require.Equal(t, i+1, d.Attempt, "attempt numbers go on from Postgres's count")
+		require.Equal(t, rows[0].EventID, d.EventID, "one event")
+	}
+	require.Equal(t, 503, rows[2].StatusCode)
+	require.Equal(t, 200, rows[3].StatusCode)
+	require.False(t, rows[2].CreatedAt.Before(due.Add(-50*time.Millisecond)),
+		"attempt 3 at %s keeps the schedule attempt 2 recorded (%s)", rows[2].CreatedAt, due)
+	require.Len(t, f.hook.received(), 1)
+	require.EqualValues(t, 4, fails.Load(), "the receiver saw four requests")
 }
