@@ -2,12 +2,10 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/hibiken/asynq"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 )
@@ -40,10 +38,17 @@ func (s *Service) History(_ context.Context, queue string, days int) (History, e
 	if days < 1 || days > 90 {
 		return History{}, apperr.Invalidf("days must be between 1 and 90, not %d", days)
 	}
+	known, err := s.insp.Queues()
+	if err != nil {
+		return History{}, apperr.Wrap(err, apperr.Unavailable, "the queues cannot be read; retry")
+	}
+	if !slices.Contains(known, queue) {
+		// asynq answers a queue that never had a task with an error of its
+		// internal package, not ErrQueueNotFound.
+		return History{Days: emptyDays(time.Now(), days)}, nil
+	}
 	stats, err := s.insp.History(queue, days)
 	switch {
-	case errors.Is(err, asynq.ErrQueueNotFound):
-		return History{Days: emptyDays(time.Now(), days)}, nil
 	case err != nil && unsupported(err):
 		return History{Unavailable: "daily counts are not available on this Redis (" + err.Error() + ")"}, nil
 	case err != nil:
