@@ -12,6 +12,9 @@ type queueTaskPage struct {
 	// MaxPayload is the size a payload is cut at (queue.MaxPayloadDetail).
 	MaxPayload int
 	Operator   bool
+	// MayRead says the admin may read the payload and result
+	// (queue.Task.MayRead).
+	MayRead bool
 }
 
 // showQueueTask answers GET /queues/:queue/tasks/:task: what asynq keeps
@@ -22,6 +25,8 @@ func (s *server) showQueueTask(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := queueTaskPage{Detail: d, MaxPayload: queue.MaxPayloadDetail, Operator: s.isOperator(adminOf(c))}
+	a := adminOf(c)
+	p := queueTaskPage{Detail: d, MaxPayload: queue.MaxPayloadDetail, Operator: s.isOperator(a)}
+	p.MayRead = d.MayRead(a.WorkspaceID, p.Operator)
 	return s.render(c, fiber.StatusOK, "queue_task", "Queue task "+d.ID, "queues", p)
 }

@@ -156,7 +156,13 @@ func newDevConsole(t *testing.T) *testConsole {
 // deployment's operators (who may act on the queues).
 func newOperatorConsole(t *testing.T) *testConsole {
 	t.Helper()
-	c := newTestConsole(t)
+	return operatorView(t, newTestConsole(t))
+}
+
+// operatorView serves a second console on c's platform with c's admin one
+// of the deployment's operators.
+func operatorView(t *testing.T, c *testConsole) *testConsole {
+	t.Helper()
 	c.P.Config.OperatorUserIDs = []string{c.Tenant.Admin.ID}
 	ln, err := web.Listen("127.0.0.1:0")
 	require.NoError(t, err)

@@ -28,6 +28,8 @@ type queuesPage struct {
 	// Operator says whether the admin may pause queues and act on tasks
 	// (the buttons are shown only then).
 	Operator bool
+	// Workspace is the admin's: another's payloads are for operators only.
+	Workspace string
 	// MaxScanned is how many tasks a search reads at most (queue.MaxScanned).
 	MaxScanned int
 	// RefreshSeconds is the auto-refresh period (console/static/queues.js).
@@ -54,7 +56,7 @@ func (s *server) listQueues(c *fiber.Ctx) error {
 	}
 	p := queuesPage{Queues: qs, Servers: servers, States: queue.States, Queue: c.Query("queue"), State: c.Query("state", queue.StatePending),
 		Filter:   queue.Filter{ID: c.Query("id"), Kind: c.Query("kind")},
-		Operator: s.isOperator(adminOf(c)), RefreshSeconds: queuesRefreshSeconds, MaxScanned: queue.MaxScanned}
+		Operator: s.isOperator(adminOf(c)), Workspace: adminOf(c).WorkspaceID, RefreshSeconds: queuesRefreshSeconds, MaxScanned: queue.MaxScanned}
 	if p.Queue != "" {
 		if !slices.Contains(queue.States, p.State) {
 			p.State = queue.StatePending

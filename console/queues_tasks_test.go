@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,7 +22,10 @@ func TestQueueTaskPage(t *testing.T) {
 	c := newTestConsole(t)
 	q := c.P.Queues.Lookup
 	id := enqueue(t, c.P.Redis, q, kindOK, `{"note":"<script>alert(1)</script>","n":7}`, asynq.MaxRetry(3))
-	big := enqueue(t, c.P.Redis, q, kindOK, `"`+strings.Repeat("a", queue.MaxPayloadDetail+10)+`"`)
+	bigPayload := `{"blob":"` + strings.Repeat("a", queue.MaxPayloadDetail) + `"}`
+	big := enqueue(t, c.P.Redis, q, kindOK, bigPayload)
+	theirs := enqueue(t, c.P.Redis, q, kindOK, `{"workspace_id":"0b6c3f9e-other","input":{"secret":"s3cret"}}`)
+	ours := enqueue(t, c.P.Redis, q, kindOK, `{"workspace_id":"`+c.Tenant.Workspace.ID+`","input":{"mine":"m1ne"}}`)
 	cl := c.signedIn(t)
 
 	list := cl.get("/queues?queue=" + url.QueryEscape(q))
@@ -42,8 +46,22 @@ func TestQueueTaskPage(t *testing.T) {
 
 	p = cl.get("/queues/" + q + "/tasks/" + big)
 	require.Equal(t, http.StatusOK, p.Status)
-	require.Contains(t, p.Body, `id="payload-cut">The payload is 65548 bytes: its first 65536 bytes are shown.`)
+	require.Contains(t, p.Body, fmt.Sprintf(`id="payload-cut">The payload is %d bytes: its first 65536 bytes are shown.`, len(bigPayload)))
 	require.Less(t, len(p.Body), queue.MaxPayloadDetail+20<<10)
+
+	// Another workspace's job (a /run carries its input): its payload is
+	// for the deployment's operators only, on the page and in the listing;
+	// the workspace's own is shown.
+	p = cl.get("/queues/" + q + "/tasks/" + theirs)
+	require.Equal(t, http.StatusOK, p.Status)
+	require.Contains(t, p.Body, `id="payload-hidden"`)
+	require.NotContains(t, p.Body, "s3cret")
+	require.NotContains(t, list.Body, "s3cret")
+	require.Contains(t, list.Body, "m1ne")
+	p = cl.get("/queues/" + q + "/tasks/" + ours)
+	require.Contains(t, p.Body, "m1ne")
+	p = operatorView(t, c).signedIn(t).get("/queues/" + q + "/tasks/" + theirs)
+	require.Contains(t, p.Body, "s3cret", "an operator reads every job's payload")
 
 	require.Equal(t, http.StatusNotFound, cl.get("/queues/"+q+"/tasks/0b6c3f9e-6d0a-4c38-9a51-3f3b5d3f0f7e").Status)
 	require.Equal(t, http.StatusNotFound, cl.get("/queues/"+c.P.Queues.Extract+"/tasks/"+id).Status, "the task is not in that queue")

@@ -103,7 +103,14 @@ func taskOf(ti *asynq.TaskInfo, state string) Task {
 	if len(payload) > maxPayloadShown {
 		payload = payload[:maxPayloadShown] + "…"
 	}
+	var owner struct {
+		WorkspaceID string `json:"workspace_id"`
+	}
+	if json.Unmarshal(ti.Payload, &owner) != nil {
+		// Not a payload of ours: treated as another workspace's.
+		owner.WorkspaceID = "unknown"
+	}
 	return Task{ID: ti.ID, Queue: ti.Queue, Kind: ti.Type, State: state, Payload: payload,
 		Retried: ti.Retried, MaxRetry: ti.MaxRetry, LastError: ti.LastErr, LastFailedAt: ti.LastFailedAt,
-		NextProcessAt: ti.NextProcessAt}
+		NextProcessAt: ti.NextProcessAt, WorkspaceID: owner.WorkspaceID}
 }

@@ -94,6 +94,17 @@ type Task struct {
 	LastError              string
 	LastFailedAt           time.Time
 	NextProcessAt          time.Time
+	// WorkspaceID is the workspace the job's payload names (a /run's
+	// carries its input), empty for a job that carries ids only: a page
+	// shows another workspace's payload to operators only.
+	WorkspaceID string
+}
+
+// MayRead says whether an admin of workspace, an operator or not, may read
+// the task's payload: operators read every job's, others their workspace's
+// and those that name none (they carry ids only).
+func (t Task) MayRead(workspace string, operator bool) bool {
+	return operator || t.WorkspaceID == "" || t.WorkspaceID == workspace
 }
 
 // Queues returns every queue's state, in the order New named them.
@@ -109,16 +120,20 @@ func (s *Service) Queues(ctx context.Context) ([]Info, error) {
 		}
 		if !slices.Contains(known, q) {
 			// Nothing was ever enqueued on it; it may be paused already.
-			n, err := s.redis.Exists(ctx, pausedKey(q)).Result()
+			paused, err := s.paused(ctx, q)
 			if err != nil {
-				return nil, apperr.Wrap(err, apperr.Unavailable, "queue %s cannot be read; retry", q)
+				return nil, err
 			}
-			out = append(out, Info{Name: q, Paused: n == 1})
+			out = append(out, Info{Name: q, Paused: paused})
 			continue
 		}
 		qi, err := s.insp.GetQueueInfo(q)
 		if err != nil && unsupported(err) {
-			out = append(out, Info{Name: q, MemoryUnavailable: true})
+			paused, err := s.paused(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Info{Name: q, Paused: paused, MemoryUnavailable: true})
 			continue
 		}
 		if err != nil {
@@ -133,6 +148,15 @@ func (s *Service) Queues(ctx context.Context) ([]Info, error) {
 		})
 	}
 	return out, nil
+}
+
+// paused reads whether queue q is paused without asynq's script.
+func (s *Service) paused(ctx context.Context, q string) (bool, error) {
+	n, err := s.redis.Exists(ctx, pausedKey(q)).Result()
+	if err != nil {
+		return false, apperr.Wrap(err, apperr.Unavailable, "queue %s cannot be read; retry", q)
+	}
+	return n == 1, nil
 }
 
 // Servers returns the live servers that serve one of the queues, oldest first.
