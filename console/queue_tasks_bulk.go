@@ -13,6 +13,18 @@ type queueBulkPage struct {
 	Done, Failed         int
 }
 
+// bulkHeadings and bulkDone name each bulk action on its report.
+var (
+	bulkHeadings = map[string]string{"run": "Run now", "archive": "Archive", "delete": "Delete"}
+	bulkDone     = map[string]string{"run": "pending again", "archive": "archived", "delete": "deleted"}
+)
+
+// Heading names the action taken.
+func (p queueBulkPage) Heading() string { return bulkHeadings[p.Action] }
+
+// DoneText says what became of a task the action was done to.
+func (p queueBulkPage) DoneText() string { return bulkDone[p.Action] }
+
 // bulkOutcome is one task's line of the report; Error is the refusal's
 // message, as the single action's error page would show it.
 type bulkOutcome struct {

@@ -122,6 +122,10 @@ func TestQueueBulkActions(t *testing.T) {
 	p := cl.post("/queues/"+q+"/tasks", url.Values{"action": {"archive"}, "state": {"pending"}, "id": {one, unknown, two, one}})
 	require.Equal(t, http.StatusOK, p.Status, p.Body)
 	require.Contains(t, p.Body, `id="bulk-summary" data-done="2" data-failed="1"`)
+	require.Contains(t, p.Body, `<h1>Archive: 3 selected tasks</h1>`)
+	require.Contains(t, p.Body, `<tr data-task="`+one+`" class="done">
+    <td><code>`+one+`</code></td>
+    <td>archived</td>`)
 	require.Contains(t, p.Body, `<tr data-task="`+unknown+`" class="refused">`)
 	require.Contains(t, p.Body, "is not in queue")
 	states := func() map[string]string {

@@ -94,6 +94,9 @@ func (i Info) Memory() string {
 	return humanBytes(i.MemoryBytes)
 }
 
+// LatencyText shows Latency to the millisecond.
+func (i Info) LatencyText() string { return i.Latency.Round(time.Millisecond).String() }
+
 // humanBytes renders n bytes in the largest binary unit that keeps it >= 1.
 func humanBytes(n int64) string {
 	switch {
