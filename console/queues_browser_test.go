@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/artifact"
@@ -241,4 +242,101 @@ func TestCancelAnActiveJob(t *testing.T) {
 	p := cl.post("/queues/"+script+"/tasks/"+id+"/cancel", url.Values{"state": {"archived"}})
 	require.Equal(t, http.StatusConflict, p.Status, p.Body)
 	require.EqualValues(t, 1, auditCount(t, s.Store, s.Tenant.Workspace.ID, queue.ActionCancel, id))
+}
+
+// TestQueuesPageInTheBrowser: a queue's view charts its daily counts from
+// real asynq runs (today's bar at 4 processed, 1 failed, drawn); a task's
+// link opens its page with the payload; the auto-refresh reloads the page
+// until paused, stays paused across a reload (localStorage), and reloads
+// again once resumed; two tasks selected and archived in bulk are archived
+// and audited, the third is left pending.
+func TestQueuesPageInTheBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := browser.New(t)
+	s := newStack(t)
+	q := s.P.Queues.Lookup
+	processQueue(t, s.P.Redis, q, 3, 1)
+	one := enqueue(t, s.P.Redis, q, kindOK, `{"n":1}`)
+	two := enqueue(t, s.P.Redis, q, kindOK, `{"n":2}`)
+	kept := enqueue(t, s.P.Redis, q, kindOK, `{"n":3,"note":"<b>kept</b>"}`)
+	listing := "/queues?queue=" + q + "&state=pending"
+
+	// The chart.
+	signInAt(t, ctx, s, listing, "#history svg")
+	today := time.Now().UTC().Format("2006-01-02")
+	bar := `#history g.day[data-day="` + today + `"]`
+	counts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const g = document.querySelector('`+bar+`');
+		return [g.dataset.processed, g.dataset.failed, String(g.querySelector("rect.ok").getBBox().height > 0), String(g.querySelector("rect.failed").getBBox().height > 0)]; })()`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"4", "1", "true", "true"}, counts)
+	days, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#history g.day").length`))
+	require.NoError(t, err)
+	require.Equal(t, queue.HistoryDays, days)
+
+	// A task's page, from its link.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tasks tr[data-task="`+kept+`"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#payload`)),
+	))
+	payload, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#payload`)))
+	require.NoError(t, err)
+	require.Equal(t, "{\n  \"n\": 3,\n  \"note\": \"<b>kept</b>\"\n}", payload)
+	bold, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#payload b").length`))
+	require.NoError(t, err)
+	require.Zero(t, bold, "the payload is text, not markup")
+
+	// The auto-refresh reloads the listing (a marker left in the page is
+	// gone) until paused.
+	marked := func() bool {
+		// An error is a page being replaced by the reload: no marker.
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.testMarker === true`))
+		return err == nil && v
+	}
+	mark := func() {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.testMarker = true`))
+		require.NoError(t, err)
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL+listing), chromedp.WaitVisible(chromedp.CSS(`#autorefresh[data-state="on"]`))))
+	mark()
+	require.Eventually(t, func() bool { return !marked() }, 20*time.Second, 250*time.Millisecond, "the page reloads itself")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`#autorefresh[data-state="on"]`)),
+		chromedp.Click(chromedp.CSS(`#autorefresh-toggle`)),
+		chromedp.WaitVisible(chromedp.CSS(`#autorefresh[data-state="paused"]`)),
+	))
+	mark()
+	time.Sleep(12 * time.Second) // longer than the 10 s period
+	require.True(t, marked(), "a paused page does not reload")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL+listing), chromedp.WaitVisible(chromedp.CSS(`#autorefresh[data-state="paused"]`))))
+	label, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#autorefresh`)))
+	require.NoError(t, err)
+	require.Contains(t, label, "Auto-refresh paused.")
+
+	// Bulk archive of two tasks.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tasks tr[data-task="`+one+`"] input[type="checkbox"]`)),
+		chromedp.Click(chromedp.CSS(`#tasks tr[data-task="`+two+`"] input[type="checkbox"]`)),
+		chromedp.Click(chromedp.CSS(`#bulk button[value="archive"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#bulk-summary`)),
+	))
+	done, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`#bulk-summary`), "data-done"))
+	require.NoError(t, err)
+	require.Equal(t, "2", done.Value)
+	insp := asynq.NewInspectorFromRedisClient(s.P.Redis)
+	for id, want := range map[string]asynq.TaskState{one: asynq.TaskStateArchived, two: asynq.TaskStateArchived, kept: asynq.TaskStatePending} {
+		ti, err := insp.GetTaskInfo(q, id)
+		require.NoError(t, err)
+		require.Equal(t, want, ti.State, id)
+	}
+	require.EqualValues(t, 1, auditCount(t, s.Store, s.Tenant.Workspace.ID, queue.ActionArchive, one))
+	require.EqualValues(t, 1, auditCount(t, s.Store, s.Tenant.Workspace.ID, queue.ActionArchive, two))
+
+	// Resumed, the listing reloads itself again.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+listing),
+		chromedp.Click(chromedp.CSS(`#autorefresh-toggle`)),
+		chromedp.WaitVisible(chromedp.CSS(`#autorefresh[data-state="on"]`)),
+	))
+	mark()
+	require.Eventually(t, func() bool { return !marked() }, 20*time.Second, 250*time.Millisecond, "the resumed page reloads itself")
 }

@@ -38,7 +38,7 @@ var pageNames = []string{
 	"agent", "agent_secret", "user", "user_password",
 	"tokens", "token_issued",
 	"tasks", "task", "artifact", "agent_tools",
-	"sessions", "audit", "queues", "webhooks",
+	"sessions", "audit", "queues", "queue_task", "queue_bulk", "webhooks",
 	"review", "review_task",
 }
 

@@ -235,6 +235,8 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/queues", s.listQueues)
 	g.Post("/queues/:queue/pause", s.requireOperator, s.pauseQueue)
 	g.Post("/queues/:queue/resume", s.requireOperator, s.resumeQueue)
+	g.Get("/queues/:queue/tasks/:task", s.showQueueTask)
+	g.Post("/queues/:queue/tasks", s.requireOperator, s.actOnQueueTasks)
 	g.Post("/queues/:queue/tasks/:task/:action", s.requireOperator, s.actOnQueueTask)
 
 	g.Get("/audit", s.listAudit)

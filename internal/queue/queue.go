@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -67,6 +68,11 @@ type Info struct {
 	ProcessedToday, FailedToday int
 	// Latency is how long the oldest pending task has waited.
 	Latency time.Duration
+	// MemoryBytes is asynq's estimate of the queue's memory in Redis.
+	MemoryBytes int64
+	// MemoryUnavailable says the Redis refused the script asynq reads the
+	// queue's state with (MEMORY USAGE inside Lua): its counts are unknown.
+	MemoryUnavailable bool
 }
 
 // Server is one live asynq server of the worker fleet.
@@ -88,6 +94,17 @@ type Task struct {
 	LastError              string
 	LastFailedAt           time.Time
 	NextProcessAt          time.Time
+	// WorkspaceID is the workspace the job's payload names (a /run's
+	// carries its input), empty for a job that carries ids only: a page
+	// shows another workspace's payload to operators only.
+	WorkspaceID string
+}
+
+// MayRead says whether an admin of workspace, an operator or not, may read
+// the task's payload: operators read every job's, others their workspace's
+// and those that name none (they carry ids only).
+func (t Task) MayRead(workspace string, operator bool) bool {
+	return operator || t.WorkspaceID == "" || t.WorkspaceID == workspace
 }
 
 // Queues returns every queue's state, in the order New named them.
@@ -103,14 +120,22 @@ func (s *Service) Queues(ctx context.Context) ([]Info, error) {
 		}
 		if !slices.Contains(known, q) {
 			// Nothing was ever enqueued on it; it may be paused already.
-			n, err := s.redis.Exists(ctx, pausedKey(q)).Result()
+			paused, err := s.paused(ctx, q)
 			if err != nil {
-				return nil, apperr.Wrap(err, apperr.Unavailable, "queue %s cannot be read; retry", q)
+				return nil, err
 			}
-			out = append(out, Info{Name: q, Paused: n == 1})
+			out = append(out, Info{Name: q, Paused: paused})
 			continue
 		}
 		qi, err := s.insp.GetQueueInfo(q)
+		if err != nil && unsupported(err) {
+			paused, err := s.paused(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Info{Name: q, Paused: paused, MemoryUnavailable: true})
+			continue
+		}
 		if err != nil {
 			return nil, apperr.Wrap(err, apperr.Unavailable, "queue %s cannot be read; retry", q)
 		}
@@ -119,9 +144,19 @@ func (s *Service) Queues(ctx context.Context) ([]Info, error) {
 			Pending: qi.Pending, Active: qi.Active, Scheduled: qi.Scheduled, Retry: qi.Retry,
 			Archived: qi.Archived, Completed: qi.Completed,
 			ProcessedToday: qi.Processed, FailedToday: qi.Failed, Latency: qi.Latency,
+			MemoryBytes: qi.MemoryUsage,
 		})
 	}
 	return out, nil
+}
+
+// paused reads whether queue q is paused without asynq's script.
+func (s *Service) paused(ctx context.Context, q string) (bool, error) {
+	n, err := s.redis.Exists(ctx, pausedKey(q)).Result()
+	if err != nil {
+		return false, apperr.Wrap(err, apperr.Unavailable, "queue %s cannot be read; retry", q)
+	}
+	return n == 1, nil
 }
 
 // Servers returns the live servers that serve one of the queues, oldest first.
@@ -149,10 +184,47 @@ func (s *Service) Servers(context.Context) ([]Server, error) {
 	return out, nil
 }
 
-// Tasks lists up to ListLimit tasks of queue in state.
-func (s *Service) Tasks(_ context.Context, queue, state string) ([]Task, error) {
+// Filter narrows a listing of tasks; both fields are case-insensitive and
+// an empty one matches every task.
+type Filter struct {
+	// ID matches a task id by prefix (pages show ids cut).
+	ID string
+	// Kind matches a task type by substring.
+	Kind string
+}
+
+// empty says the filter matches every task.
+func (f Filter) empty() bool { return f.ID == "" && f.Kind == "" }
+
+func (f Filter) matches(ti *asynq.TaskInfo) bool {
+	return strings.HasPrefix(strings.ToLower(ti.ID), strings.ToLower(f.ID)) &&
+		strings.Contains(strings.ToLower(ti.Type), strings.ToLower(f.Kind))
+}
+
+// MaxScanned bounds the tasks a filtered listing reads from Redis to find
+// its matches (ten pages of ListLimit).
+const MaxScanned = 10 * ListLimit
+
+// MaxFilterLen bounds a filter field: a task id is 36 characters, a type
+// a few words.
+const MaxFilterLen = 100
+
+// Listing is up to ListLimit tasks of a queue in one state.
+type Listing struct {
+	Tasks []Task
+	// Truncated says there may be more: the listing is full, or a filtered
+	// scan stopped at MaxScanned tasks before the end of the state.
+	Truncated bool
+}
+
+// Tasks lists up to ListLimit tasks of queue in state that match f, reading
+// at most MaxScanned of them.
+func (s *Service) Tasks(_ context.Context, queue, state string, f Filter) (Listing, error) {
 	if err := s.check(queue); err != nil {
-		return nil, err
+		return Listing{}, err
+	}
+	if len(f.ID) > MaxFilterLen || len(f.Kind) > MaxFilterLen {
+		return Listing{}, apperr.Invalidf("a task id or type to search for has at most %d characters", MaxFilterLen)
 	}
 	list := map[string]func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){
 		StatePending: s.insp.ListPendingTasks, StateActive: s.insp.ListActiveTasks,
@@ -160,25 +232,36 @@ func (s *Service) Tasks(_ context.Context, queue, state string) ([]Task, error) 
 		StateArchived: s.insp.ListArchivedTasks, StateCompleted: s.insp.ListCompletedTasks,
 	}[state]
 	if list == nil {
-		return nil, apperr.Invalidf("state %q is not one of %v", state, States)
+		return Listing{}, apperr.Invalidf("state %q is not one of %v", state, States)
 	}
-	infos, err := list(queue, asynq.PageSize(ListLimit))
-	if errors.Is(err, asynq.ErrQueueNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, apperr.Wrap(err, apperr.Unavailable, "the tasks of queue %s cannot be read; retry", queue)
-	}
-	out := make([]Task, 0, len(infos))
-	for _, ti := range infos {
-		payload := string(ti.Payload)
-		if len(payload) > maxPayloadShown {
-			payload = payload[:maxPayloadShown] + "…"
+	var out Listing
+	for page := 1; page <= MaxScanned/ListLimit; page++ {
+		infos, err := list(queue, asynq.PageSize(ListLimit), asynq.Page(page))
+		if errors.Is(err, asynq.ErrQueueNotFound) {
+			return Listing{}, nil
 		}
-		out = append(out, Task{ID: ti.ID, Queue: ti.Queue, Kind: ti.Type, State: state, Payload: payload,
-			Retried: ti.Retried, MaxRetry: ti.MaxRetry, LastError: ti.LastErr, LastFailedAt: ti.LastFailedAt,
-			NextProcessAt: ti.NextProcessAt})
+		if err != nil {
+			return Listing{}, apperr.Wrap(err, apperr.Unavailable, "the tasks of queue %s cannot be read; retry", queue)
+		}
+		for _, ti := range infos {
+			if len(out.Tasks) == ListLimit {
+				out.Truncated = true
+				return out, nil
+			}
+			if f.matches(ti) {
+				out.Tasks = append(out.Tasks, taskOf(ti, state))
+			}
+		}
+		if len(infos) < ListLimit {
+			return out, nil
+		}
+		if f.empty() {
+			// An unfiltered listing is its first page.
+			out.Truncated = true
+			return out, nil
+		}
 	}
+	out.Truncated = true
 	return out, nil
 }
 
