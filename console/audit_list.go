@@ -1,8 +1,6 @@
 package console
 
 import (
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,19 +25,7 @@ type auditPage struct {
 // Link returns /audit with the page's search and page n, so a search can
 // be shared and paged.
 func (p auditPage) Link(n int) string {
-	v := url.Values{}
-	for k, val := range map[string]string{"actor": p.Actor, "action": p.Action, "object": p.Object, "from": p.From, "to": p.To} {
-		if val != "" {
-			v.Set(k, val)
-		}
-	}
-	if n > 1 {
-		v.Set("page", strconv.Itoa(n))
-	}
-	if len(v) == 0 {
-		return "/audit"
-	}
-	return "/audit?" + v.Encode()
+	return searchLink("/audit", n, "actor", p.Actor, "action", p.Action, "object", p.Object, "from", p.From, "to", p.To)
 }
 
 // listAudit answers GET /audit[?actor=…&action=…&object=…&from=…&to=…&page=…]:
