@@ -17,6 +17,9 @@ const dateLayout = "2006-01-02"
 type auditPage struct {
 	Log    audit.Page
 	Actors map[string]string
+	// Targets names the page's targets by "<type>:<id>"; a target without
+	// a name (gone, or of a kind without one) is shown by its id.
+	Targets map[string]string
 	// Actor, Action, Object, From and To are the search asked for, as the
 	// URL has them (?actor=&action=&object=&from=&to=).
 	Actor, Action, Object, From, To string
@@ -49,6 +52,9 @@ func (s *server) listAudit(c *fiber.Ctx) error {
 		return err
 	}
 	if p.Actors, err = s.actorNames(c); err != nil {
+		return err
+	}
+	if p.Targets, err = s.objectNames(c, auditObjects(p)); err != nil {
 		return err
 	}
 	return s.render(c, fiber.StatusOK, "audit", "Audit log", "audit", p)

@@ -17,7 +17,8 @@ import (
 // TestSearchInTheBrowser types into the task list's search box and submits
 // it: the list keeps only the task found, and the URL carries the search
 // (so it can be shared). On the Webhooks page it chooses a status and
-// finds only the failed attempt, the status in the URL again.
+// finds only the failed attempt, the status in the URL again. A task's
+// full id is copied with one click.
 func TestSearchInTheBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := browser.New(t)
@@ -69,4 +70,16 @@ func TestSearchInTheBrowser(t *testing.T) {
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#deliveries tbody td.status`)))
 	require.NoError(t, err)
 	require.Equal(t, "500", status)
+
+	// The task's page shows its full id with a copy button, whose script
+	// (static/copy.js) runs under the page's CSP.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/tasks/"+invoices.ID),
+		chromedp.WaitVisible(chromedp.CSS(`.facts button.copy[data-copy="`+invoices.ID+`"]`)),
+		chromedp.Click(chromedp.CSS(`.facts button.copy[data-copy="`+invoices.ID+`"]`)),
+	))
+	require.Eventually(t, func() bool {
+		said, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.facts button.copy[data-copy="`+invoices.ID+`"]`)))
+		return err == nil && said == "copied"
+	}, 5*time.Second, 50*time.Millisecond, "the copy button says it copied")
 }
