@@ -27,7 +27,7 @@ var staticFS embed.FS
 const layoutFile = "templates/layout.html"
 
 // partialFiles define templates that several pages include.
-var partialFiles = []string{"templates/app_host.html", "templates/ids.html"}
+var partialFiles = []string{"templates/app_host.html", "templates/ids.html", "templates/form_refusal.html"}
 
 // pageNames are the pages the console renders, each templates/<name>.html.
 // New fails when one is missing or does not parse.
@@ -205,7 +205,6 @@ func redirectTo(c *fiber.Ctx, path, notice string) error {
 // templateFuncs are the helpers templates use to show times, ids and JSON.
 var templateFuncs = template.FuncMap{
 	"when":       when,
-	"fieldErr":   fieldErr,
 	"whenPtr":    whenPtr,
 	"ago":        ago,
 	"short":      shortID,
