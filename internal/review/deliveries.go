@@ -75,6 +75,11 @@ func Deliveries(ctx context.Context, db *gorm.DB, workspaceID string, f Delivery
 	if f.EventType != "" && !slices.Contains(EventTypes, f.EventType) {
 		return DeliveryPage{}, apperr.Invalidf("event %q must be one of %s", f.EventType, strings.Join(EventTypes, ", "))
 	}
+	for name, id := range map[string]string{"agent": f.AgentID, "task": f.TaskID} {
+		if id != "" && !models.IsID(id) {
+			return DeliveryPage{}, apperr.Invalidf("%s %q is not an id", name, id)
+		}
+	}
 	page := max(f.Page, 1)
 	db = db.WithContext(ctx)
 	q := db.Where("agent_id IN (SELECT id FROM agents WHERE workspace_id = ?)", workspaceID)

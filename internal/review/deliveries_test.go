@@ -92,7 +92,7 @@ func TestDeliveriesKeepWhatTheirFilterNames(t *testing.T) {
 		require.Equal(t, []string{"", review.ResumeEventType, review.AbortEventType, review.ResumeEventType}, types)
 		require.Equal(t, []string{second.Name, second.Name, tn.Agent.Name, tn.Agent.Name}, names)
 
-		for _, f := range []review.DeliveryFilter{{Status: "ok"}, {EventType: "task.created"}} {
+		for _, f := range []review.DeliveryFilter{{Status: "ok"}, {EventType: "task.created"}, {AgentID: "bob"}, {TaskID: "42"}} {
 			_, err := review.Deliveries(ctx, st.DB, tn.Workspace.ID, f)
 			require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v", f)
 		}
