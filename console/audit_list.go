@@ -1,8 +1,6 @@
 package console
 
 import (
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,6 +17,9 @@ const dateLayout = "2006-01-02"
 type auditPage struct {
 	Log    audit.Page
 	Actors map[string]string
+	// Targets names the page's targets by "<type>:<id>"; a target without
+	// a name (gone, or of a kind without one) is shown by its id.
+	Targets map[string]string
 	// Actor, Action, Object, From and To are the search asked for, as the
 	// URL has them (?actor=&action=&object=&from=&to=).
 	Actor, Action, Object, From, To string
@@ -27,19 +28,7 @@ type auditPage struct {
 // Link returns /audit with the page's search and page n, so a search can
 // be shared and paged.
 func (p auditPage) Link(n int) string {
-	v := url.Values{}
-	for k, val := range map[string]string{"actor": p.Actor, "action": p.Action, "object": p.Object, "from": p.From, "to": p.To} {
-		if val != "" {
-			v.Set(k, val)
-		}
-	}
-	if n > 1 {
-		v.Set("page", strconv.Itoa(n))
-	}
-	if len(v) == 0 {
-		return "/audit"
-	}
-	return "/audit?" + v.Encode()
+	return searchLink("/audit", n, "actor", p.Actor, "action", p.Action, "object", p.Object, "from", p.From, "to", p.To)
 }
 
 // listAudit answers GET /audit[?actor=…&action=…&object=…&from=…&to=…&page=…]:
@@ -63,6 +52,9 @@ func (s *server) listAudit(c *fiber.Ctx) error {
 		return err
 	}
 	if p.Actors, err = s.actorNames(c); err != nil {
+		return err
+	}
+	if p.Targets, err = s.objectNames(c, auditObjects(p)); err != nil {
 		return err
 	}
 	return s.render(c, fiber.StatusOK, "audit", "Audit log", "audit", p)

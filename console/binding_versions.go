@@ -35,25 +35,9 @@ func (s *server) listBindingVersions(c *fiber.Ctx) error {
 		bindingVersionsPage{Binding: b, Versions: versions, Actors: actors})
 }
 
-// actorNames maps the actors of the workspace's users ("user:<id>") and
-// agents ("agent:<id>") to their emails and names, so that history, feed and
-// audit pages name who did what.
+// actorNames maps the workspace's actors ("user:<id>", "agent:<id>",
+// "token:<id>") to how a person reads them (an email, an agent's or a
+// token's name), so that history, feed and audit pages name who did what.
 func (s *server) actorNames(c *fiber.Ctx) (map[string]string, error) {
-	ctx, ws := c.UserContext(), adminOf(c).WorkspaceID
-	users, err := s.Admin.ListUsers(ctx, ws)
-	if err != nil {
-		return nil, err
-	}
-	agents, err := s.Admin.ListAgents(ctx, ws)
-	if err != nil {
-		return nil, err
-	}
-	names := make(map[string]string, len(users)+len(agents))
-	for _, u := range users {
-		names["user:"+u.ID] = u.Email
-	}
-	for _, a := range agents {
-		names["agent:"+a.ID] = "agent " + a.Name
-	}
-	return names, nil
+	return s.Admin.ActorNames(c.UserContext(), adminOf(c).WorkspaceID)
 }

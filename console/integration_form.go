@@ -25,16 +25,16 @@ type integrationForm struct {
 	// OAuth are the non-secret oauth_config fields the admin typed
 	// (client_id, scope, auth_style, username) when a save was refused.
 	OAuth map[string]string
-	// Error is why the save was refused and Field the form field it names.
-	Error, Field string
+	// Refusal is why a save or a deletion was refused, beside the field it
+	// names ("delete" for a deletion).
+	Refusal formRefusal
 	// Tested, Passed and Result are a "test connection" outcome.
 	Tested bool
 	Passed bool
 	Result string
 }
 
-// integrationFields are the fields an admin error may name, longest first
-// so that "secrets.dsn" wins over a shorter prefix.
+// integrationFields are the fields an admin error may name.
 var integrationFields = []string{"secrets.oauth_config", "secrets.bearer_token", "secrets.dsn", "secrets.env", "secrets", "base_url", "config", "name", "kind"}
 
 // oauthFields are the oauth_config keys the form takes, and oauthSecret
@@ -164,12 +164,12 @@ func (s *server) saveIntegration(c *fiber.Ctx) error {
 // refusal beside the field it names, with the API's status; other errors
 // go to the error page.
 func (s *server) integrationRefused(c *fiber.Ctx, f integrationForm, err error) error {
-	code, status, msg := apperr.Public(err)
-	if code != apperr.Invalid && code != apperr.Conflict {
+	r, refused := refuseForm(err, integrationFields...)
+	if !refused {
 		return err
 	}
-	f.Error, f.Field = msg, fieldNamed(msg, integrationFields)
-	return s.renderIntegrationForm(c, status, f)
+	f.Refusal = r
+	return s.renderIntegrationForm(c, r.Status, f)
 }
 
 // deleteIntegration answers POST /integrations/:id/delete. The admin service
@@ -183,28 +183,13 @@ func (s *server) deleteIntegration(c *fiber.Ctx) error {
 		if gerr != nil {
 			return gerr
 		}
-		return s.renderIntegrationForm(c, status, integrationForm{Integration: i, Name: i.Name, Kind: i.Kind, BaseURL: i.BaseURL, Config: formJSON(i.Config), Error: msg, Field: "delete"})
+		return s.renderIntegrationForm(c, status, integrationForm{Integration: i, Name: i.Name, Kind: i.Kind, BaseURL: i.BaseURL, Config: formJSON(i.Config),
+			Refusal: formRefusal{Status: status, Field: "delete", Message: msg}})
 	}
 	if err != nil {
 		return err
 	}
 	return redirectTo(c, "/integrations", "integration_deleted")
-}
-
-// fieldNamed returns the first of fields that msg starts with or names
-// ("secrets.dsn: …", "name is required"), or "" when it names none.
-func fieldNamed(msg string, fields []string) string {
-	for _, f := range fields {
-		if strings.HasPrefix(msg, f) {
-			return f
-		}
-	}
-	for _, f := range fields {
-		if strings.Contains(msg, f) {
-			return f
-		}
-	}
-	return ""
 }
 
 // formJSON is a stored JSON document for a textarea: indented, "" for none.

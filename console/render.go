@@ -27,7 +27,7 @@ var staticFS embed.FS
 const layoutFile = "templates/layout.html"
 
 // partialFiles define templates that several pages include.
-var partialFiles = []string{"templates/app_host.html"}
+var partialFiles = []string{"templates/app_host.html", "templates/ids.html", "templates/form_refusal.html"}
 
 // pageNames are the pages the console renders, each templates/<name>.html.
 // New fails when one is missing or does not parse.
@@ -204,15 +204,15 @@ func redirectTo(c *fiber.Ctx, path, notice string) error {
 
 // templateFuncs are the helpers templates use to show times, ids and JSON.
 var templateFuncs = template.FuncMap{
-	"when":     when,
-	"fieldErr": fieldErr,
-	"whenPtr":  whenPtr,
-	"ago":      ago,
-	"short":    shortID,
-	"json":     prettyJSON,
-	"deref":    deref,
-	"actor":    actorName,
-	"add":      func(a, b int) int { return a + b },
+	"when":       when,
+	"whenPtr":    whenPtr,
+	"ago":        ago,
+	"short":      shortID,
+	"json":       prettyJSON,
+	"deref":      deref,
+	"actor":      actorName,
+	"objectHref": objectHref,
+	"add":        func(a, b int) int { return a + b },
 }
 
 // when shows a time in UTC to the second.

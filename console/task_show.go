@@ -25,8 +25,9 @@ type taskPage struct {
 	// Apps are the agent's replies; their app blocks run on Run.
 	Apps appHost
 	// Deliveries are the attempts to post the task's resume events to its
-	// agent's webhook, newest first.
-	Deliveries []models.WebhookDelivery
+	// agent's webhook, newest first (the first page of them; the Webhooks
+	// page lists every one).
+	Deliveries []review.Delivery
 }
 
 // callCard is a tool call as the page shows it: the result's display
@@ -84,10 +85,11 @@ func (s *server) showTask(c *fiber.Ctx) error {
 	if title == "" {
 		title = "Task " + shortID(d.ID)
 	}
-	pg.Deliveries, err = s.Resumes.Deliveries(ctx, adminOf(c).WorkspaceID, review.DeliveryFilter{TaskID: d.ID})
+	deliveries, err := s.Resumes.Deliveries(ctx, adminOf(c).WorkspaceID, review.DeliveryFilter{TaskID: d.ID})
 	if err != nil {
 		return err
 	}
+	pg.Deliveries = deliveries.Deliveries
 	c.Set(fiber.HeaderContentSecurityPolicy, taskCSP)
 	return s.render(c, fiber.StatusOK, "task", title, "tasks", pg)
 }

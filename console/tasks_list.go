@@ -1,7 +1,6 @@
 package console
 
 import (
-	"net/url"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,19 +23,7 @@ type tasksPage struct {
 // Link returns /tasks with the page's filters and page n, so a search can
 // be shared and paged.
 func (p tasksPage) Link(n int) string {
-	v := url.Values{}
-	for k, val := range map[string]string{"status": p.Status, "q": p.Query, "agent": p.AgentID} {
-		if val != "" {
-			v.Set(k, val)
-		}
-	}
-	if n > 1 {
-		v.Set("page", strconv.Itoa(n))
-	}
-	if len(v) == 0 {
-		return "/tasks"
-	}
-	return "/tasks?" + v.Encode()
+	return searchLink("/tasks", n, "status", p.Status, "q", p.Query, "agent", p.AgentID)
 }
 
 // listTasks answers GET /tasks[?status=…&q=…&agent=…&page=…]: the

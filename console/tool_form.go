@@ -28,11 +28,11 @@ type toolForm struct {
 	BundleID, BundleVersion, BindingID, ProducerID string
 	AwaitExpiry                                    string
 	DefaultFullscreen, AwaitReview                 bool
-	// Error is why the save was refused and Field the field it names.
-	Error, Field string
+	// Refusal is why a save was refused, beside the field it names.
+	Refusal formRefusal
 }
 
-// toolFields are the fields a toolconfig refusal may name, longest first.
+// toolFields are the fields a toolconfig refusal may name.
 var toolFields = []string{"await_expiry_seconds", "producer_tool_id", "integration_id", "bundle_version", "action_schema",
 	"input_schema", "display_name", "bundle_id", "binding_id", "base_tool", "agent_id", "config", "theme"}
 
@@ -182,14 +182,15 @@ func (s *server) saveTool(c *fiber.Ctx) error {
 }
 
 // toolRefused re-renders the form with the admin's input and the refusal
-// beside the field it names, with the API's status.
+// beside the field it names, with the API's status; other errors go to the
+// error page.
 func (s *server) toolRefused(c *fiber.Ctx, f toolForm, err error) error {
-	code, status, msg := apperr.Public(err)
-	if code != apperr.Invalid && code != apperr.Conflict {
+	r, refused := refuseForm(err, toolFields...)
+	if !refused {
 		return err
 	}
-	f.Error, f.Field = msg, fieldNamed(msg, toolFields)
-	return s.renderToolForm(c, status, f)
+	f.Refusal = r
+	return s.renderToolForm(c, r.Status, f)
 }
 
 // deleteTool answers POST /tools/:id/delete.
@@ -199,13 +200,4 @@ func (s *server) deleteTool(c *fiber.Ctx) error {
 		return err
 	}
 	return redirectTo(c, "/tools", "tool_deleted")
-}
-
-// fieldErr is a refusal to show beside field: [field, msg] when failed is
-// field, nil otherwise.
-func fieldErr(failed, field, msg string) []string {
-	if failed != field {
-		return nil
-	}
-	return []string{field, msg}
 }

@@ -3,38 +3,56 @@ package console
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/models"
 )
 
-// webhooksPage lists delivery attempts, for one agent or one task when the
-// query names it.
+// webhooksPage is a page of delivery attempts and the search that found it.
 type webhooksPage struct {
-	Filter     review.DeliveryFilter
-	Deliveries []models.WebhookDelivery
+	Filter review.DeliveryFilter
+	review.DeliveryPage
 	// Delivered names the events some attempt delivered: they cannot be
 	// redelivered.
 	Delivered map[string]bool
+	// Agents are the workspace's agents, by name, for the agent select;
+	// EventTypes and Statuses the other selects' choices.
+	Agents               []admin.AgentView
+	EventTypes, Statuses []string
 }
 
-// listWebhookDeliveries answers GET /webhooks[?agent=ID][&task=ID]: every
-// attempt to post a resume event to an agent's webhook, newest first, with
-// its status, latency and error, and a redeliver button on the events no
-// attempt delivered.
+// Link returns /webhooks with the page's search and page n, so a search
+// can be shared and paged.
+func (p webhooksPage) Link(n int) string {
+	return searchLink("/webhooks", n, "agent", p.Filter.AgentID, "task", p.Filter.TaskID,
+		"event", p.Filter.EventType, "status", p.Filter.Status)
+}
+
+// listWebhookDeliveries answers GET
+// /webhooks[?agent=…&task=…&event=…&status=…&page=…]: every attempt to post
+// a resume event to an agent's webhook, newest first, with its status,
+// latency and error, and a redeliver button on the events no attempt on
+// the page delivered.
 func (s *server) listWebhookDeliveries(c *fiber.Ctx) error {
-	f := review.DeliveryFilter{AgentID: c.Query("agent"), TaskID: c.Query("task")}
-	list, err := s.Resumes.Deliveries(c.UserContext(), adminOf(c).WorkspaceID, f)
-	if err != nil {
+	ctx, ws := c.UserContext(), adminOf(c).WorkspaceID
+	p := webhooksPage{
+		Filter: review.DeliveryFilter{AgentID: c.Query("agent"), TaskID: c.Query("task"),
+			EventType: c.Query("event"), Status: c.Query("status"), Page: pageParam(c)},
+		EventTypes: review.EventTypes, Statuses: review.DeliveryStatuses, Delivered: map[string]bool{},
+	}
+	var err error
+	if p.DeliveryPage, err = s.Resumes.Deliveries(ctx, ws, p.Filter); err != nil {
 		return err
 	}
-	delivered := map[string]bool{}
-	for _, d := range list {
+	for _, d := range p.Deliveries {
 		if d.StatusCode >= 200 && d.StatusCode < 300 {
-			delivered[d.EventID] = true
+			p.Delivered[d.EventID] = true
 		}
 	}
-	return s.render(c, fiber.StatusOK, "webhooks", "Webhook deliveries", "webhooks",
-		webhooksPage{Filter: f, Deliveries: list, Delivered: delivered})
+	if p.Agents, err = s.Admin.ListAgents(ctx, ws); err != nil {
+		return err
+	}
+	return s.render(c, fiber.StatusOK, "webhooks", "Webhook deliveries", "webhooks", p)
 }
 
 // redeliverWebhook answers POST /webhooks/:event/redeliver (audited): one

@@ -4,43 +4,154 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
-// MaxDeliveriesListed bounds one listing of webhook delivery attempts.
-const MaxDeliveriesListed = 200
+// DeliveriesPerPage is how many delivery attempts one page of a listing
+// holds.
+const DeliveriesPerPage = 50
 
-// DeliveryFilter narrows a listing of delivery attempts to one agent or one
-// task of the workspace; both empty lists the workspace's.
+// The outcomes a listing of delivery attempts can keep.
+const (
+	DeliveryDelivered  = "delivered"  // the receiver answered 2xx
+	DeliveryFailed     = "failed"     // finished without a 2xx answer
+	DeliveryUnfinished = "unfinished" // recorded, outcome unknown: in flight, or its worker stopped
+)
+
+// DeliveryStatuses are the outcomes a DeliveryFilter's Status may name.
+var DeliveryStatuses = []string{DeliveryDelivered, DeliveryFailed, DeliveryUnfinished}
+
+// EventTypes are the types of the events a delivery carries.
+var EventTypes = []string{ResumeEventType, AbortEventType}
+
+// DeliveryFilter narrows a listing of delivery attempts; its zero value
+// lists the workspace's first page.
 type DeliveryFilter struct {
+	// AgentID and TaskID keep one agent's or one task's attempts.
 	AgentID, TaskID string
+	// EventType keeps the attempts of one of EventTypes. An event's type
+	// is read from its outbox row, which the worker prunes after
+	// OUTBOX_RETENTION (docs/operators.md#configuration): older attempts
+	// have no type left to match.
+	EventType string
+	// Status keeps one of DeliveryStatuses.
+	Status string
+	Page   int // 1-based; 0 is the first page
 }
 
-// Deliveries returns the workspace's webhook delivery attempts (every one:
-// its status, latency and error), newest first, at most MaxDeliveriesListed.
-func Deliveries(ctx context.Context, db *gorm.DB, workspaceID string, f DeliveryFilter) ([]models.WebhookDelivery, error) {
-	q := db.WithContext(ctx).
-		Where("agent_id IN (SELECT id FROM agents WHERE workspace_id = ?)", workspaceID).
-		Order("created_at DESC, attempt DESC").Limit(MaxDeliveriesListed)
+// Delivery is one delivery attempt as an admin reads it: the attempt, the
+// type of the event it carried ("" once its outbox row is pruned) and its
+// agent's name.
+type Delivery struct {
+	models.WebhookDelivery
+	EventType string
+	AgentName string
+}
+
+// DeliveryPage is one page of delivery attempts, newest first.
+type DeliveryPage struct {
+	Deliveries []Delivery
+	Page       int
+	HasMore    bool
+}
+
+// Deliveries returns a page of the workspace's webhook delivery attempts
+// that f keeps (every one: its status, latency and error), newest first.
+func Deliveries(ctx context.Context, db *gorm.DB, workspaceID string, f DeliveryFilter) (DeliveryPage, error) {
+	if f.Status != "" && !slices.Contains(DeliveryStatuses, f.Status) {
+		return DeliveryPage{}, apperr.Invalidf("status %q must be one of %s", f.Status, strings.Join(DeliveryStatuses, ", "))
+	}
+	if f.EventType != "" && !slices.Contains(EventTypes, f.EventType) {
+		return DeliveryPage{}, apperr.Invalidf("event %q must be one of %s", f.EventType, strings.Join(EventTypes, ", "))
+	}
+	for name, id := range map[string]string{"agent": f.AgentID, "task": f.TaskID} {
+		if id != "" && !models.IsID(id) {
+			return DeliveryPage{}, apperr.Invalidf("%s %q is not an id", name, id)
+		}
+	}
+	page := max(f.Page, 1)
+	db = db.WithContext(ctx)
+	q := db.Where("agent_id IN (SELECT id FROM agents WHERE workspace_id = ?)", workspaceID)
 	if f.AgentID != "" {
 		q = q.Where("agent_id = ?", f.AgentID)
 	}
 	if f.TaskID != "" {
 		q = q.Where("task_id = ?", f.TaskID)
 	}
-	var out []models.WebhookDelivery
-	if err := q.Find(&out).Error; err != nil {
-		return nil, fmt.Errorf("review: list webhook deliveries: %w", err)
+	switch f.Status {
+	case DeliveryDelivered:
+		q = q.Where("status_code BETWEEN 200 AND 299")
+	case DeliveryFailed:
+		q = q.Where("finished_at IS NOT NULL AND NOT (status_code BETWEEN 200 AND 299)")
+	case DeliveryUnfinished:
+		q = q.Where("finished_at IS NULL")
+	}
+	if f.EventType != "" {
+		// ->> reads a JSON member as text on Postgres (jsonb) and SQLite
+		// (3.38+) alike.
+		q = q.Where("event_id IN (SELECT id FROM outbox WHERE kind = ? AND payload ->> 'type' = ?)", outbox.KindResumeEvent, f.EventType)
+	}
+	var rows []models.WebhookDelivery
+	err := q.Order("created_at DESC, attempt DESC, id DESC").
+		Offset((page - 1) * DeliveriesPerPage).Limit(DeliveriesPerPage + 1).Find(&rows).Error
+	if err != nil {
+		return DeliveryPage{}, fmt.Errorf("review: list webhook deliveries: %w", err)
+	}
+	out := DeliveryPage{Page: page, HasMore: len(rows) > DeliveriesPerPage}
+	rows = rows[:min(len(rows), DeliveriesPerPage)]
+	types, names, err := deliveryNames(db, workspaceID, rows)
+	if err != nil {
+		return DeliveryPage{}, err
+	}
+	out.Deliveries = make([]Delivery, len(rows))
+	for i, r := range rows {
+		out.Deliveries[i] = Delivery{WebhookDelivery: r, EventType: types[r.EventID], AgentName: names[r.AgentID]}
 	}
 	return out, nil
+}
+
+// deliveryNames returns the event types of the attempts' events (from the
+// outbox rows still kept) and the workspace's agents' names: one query each
+// per page.
+func deliveryNames(db *gorm.DB, workspaceID string, rows []models.WebhookDelivery) (types, names map[string]string, err error) {
+	types, names = map[string]string{}, map[string]string{}
+	if len(rows) == 0 {
+		return types, names, nil
+	}
+	events := make([]string, 0, len(rows))
+	for _, r := range rows {
+		if !slices.Contains(events, r.EventID) {
+			events = append(events, r.EventID)
+		}
+	}
+	var typed []struct{ ID, Type string }
+	err = db.Model(&models.Outbox{}).Select("id, payload ->> 'type' AS type").
+		Where("id IN ? AND kind = ?", events, outbox.KindResumeEvent).Scan(&typed).Error
+	if err != nil {
+		return nil, nil, fmt.Errorf("review: event types: %w", err)
+	}
+	for _, e := range typed {
+		types[e.ID] = e.Type
+	}
+	var agents []models.Agent
+	if err := db.Select("id", "name").Where("workspace_id = ?", workspaceID).Find(&agents).Error; err != nil {
+		return nil, nil, fmt.Errorf("review: agent names: %w", err)
+	}
+	for _, a := range agents {
+		names[a.ID] = a.Name
+	}
+	return types, names, nil
 }
 
 // Redeliver enqueues one more delivery of resume event eventID of the
@@ -86,6 +197,6 @@ func (r *Resumer) Redeliver(ctx context.Context, workspaceID, actor, eventID str
 
 // Deliveries lists the workspace's delivery attempts (the package function
 // Deliveries on the Resumer's store).
-func (r *Resumer) Deliveries(ctx context.Context, workspaceID string, f DeliveryFilter) ([]models.WebhookDelivery, error) {
+func (r *Resumer) Deliveries(ctx context.Context, workspaceID string, f DeliveryFilter) (DeliveryPage, error) {
 	return Deliveries(ctx, r.store.DB, workspaceID, f)
 }

@@ -2,10 +2,12 @@ package task_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -44,6 +46,7 @@ func TestWorkspaceTaskSearch(t *testing.T) {
 			{"underscore matches no other char", task.ListFilter{Query: "t_r"}, nil},
 			{"full id", task.ListFilter{Query: invoice.ID}, []string{invoice.ID}},
 			{"end of the id", task.ListFilter{Query: invoice.ID[len(invoice.ID)-12:]}, []string{invoice.ID}},
+			{"start of the id", task.ListFilter{Query: strings.ToUpper(invoice.ID[:30])}, []string{invoice.ID}},
 			{"key detail value", task.ListFilter{Query: "acme"}, []string{invoice.ID}},
 			{"key detail key", task.ListFilter{Query: "customer"}, []string{invoice.ID}},
 			{"agent name", task.ListFilter{Query: "invoice check"}, []string{invoice.ID}},
@@ -56,5 +59,7 @@ func TestWorkspaceTaskSearch(t *testing.T) {
 			require.NoError(t, err, tc.name)
 			require.ElementsMatch(t, tc.want, summaryIDs(page.Tasks), tc.name)
 		}
+		_, err := svc.ListWorkspace(ctx, tn.Workspace.ID, task.ListFilter{AgentID: "bob"})
+		require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "an agent that is no id is a 400, not a database error")
 	})
 }

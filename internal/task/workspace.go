@@ -103,6 +103,9 @@ func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListF
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return SummaryPage{}, apperr.Invalidf("status %q must be one of %s", f.Status, strings.Join(Statuses, ", "))
 	}
+	if f.AgentID != "" && !models.IsID(f.AgentID) {
+		return SummaryPage{}, apperr.Invalidf("agent %q is not an id", f.AgentID)
+	}
 	page := max(f.Page, 1)
 	q := s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID)
 	if f.Status != "" {
