@@ -22,6 +22,8 @@ commands:
   workspace create NAME
             create a workspace and print its first admin token (operators only)
   probe URL GET URL and exit 0 on a 2xx answer (container healthchecks)
+  bundle types --binding ID
+            write the TypeScript types of a binding's ops for the bundle SDK
 
 Configuration comes from environment variables; see docs/operators.md.
 `
@@ -51,6 +53,8 @@ func main() {
 		err = runWorkspace(ctx, os.Args[2:])
 	case "probe":
 		err = runProbe(ctx, os.Args[2:])
+	case "bundle":
+		err = runBundle(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
