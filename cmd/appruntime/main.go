@@ -24,6 +24,8 @@ commands:
   probe URL GET URL and exit 0 on a 2xx answer (container healthchecks)
   blobs migrate --from STORE --to STORE
             copy every blob into another store, verified by sha256 (resumable)
+  bundle types --binding ID
+            write the TypeScript types of a binding's ops for the bundle SDK
 
 Configuration comes from environment variables; see docs/operators.md.
 `
@@ -55,6 +57,8 @@ func main() {
 		err = runProbe(ctx, os.Args[2:])
 	case "blobs":
 		err = runBlobs(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "bundle":
+		err = runBundle(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

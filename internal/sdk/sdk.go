@@ -2,16 +2,19 @@
 // dependency-free ES module a bundle imports to speak the App Tool contract
 // (the ready/init handshake, the runtime verbs with the v2 envelope, typed
 // errors, Retry-After backoff, session renewal through the host, and the
-// bridge messages). docs/bundle-authors.md#the-bundle-sdk documents it.
+// bridge messages). docs/bundle-authors.md#the-bundle-sdk documents it. Its
+// source is the npm package in sdk/ (github.com/appruntime/appruntime/sdk),
+// served byte for byte.
 package sdk
 
 import (
 	"bytes"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"net/http"
 	"time"
+
+	bundlesdk "github.com/appruntime/appruntime/sdk"
 )
 
 // Path is where the API serves the SDK.
@@ -26,8 +29,8 @@ const ContentType = "text/javascript; charset=utf-8"
 // 304.
 const CacheControl = "public, max-age=300, must-revalidate"
 
-//go:embed appruntime.js
-var source []byte
+// source is the npm package's appruntime.js, the one source of the SDK.
+var source = bundlesdk.Source()
 
 var sum = sha256.Sum256(source)
 

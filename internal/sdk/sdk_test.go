@@ -3,15 +3,19 @@ package sdk_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/stretchr/testify/require"
 
+	"github.com/appruntime/appruntime/internal/openapi"
 	"github.com/appruntime/appruntime/internal/sdk"
 )
 
@@ -90,4 +94,42 @@ func TestTheSDKMountsOnFiber(t *testing.T) {
 	res, err = app.Test(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotModified, res.StatusCode)
+}
+
+// TestThePackageVersionIsTheAPIVersion keeps the npm package
+// (sdk/package.json), the SDK's VERSION and the OpenAPI document's
+// info.version in step: the package's major version is the API version
+// (npm needs a full semver, "1.0.0", where the API says "1").
+func TestThePackageVersionIsTheAPIVersion(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Info struct {
+			Version string `json:"version"`
+		} `json:"info"`
+	}
+	require.NoError(t, json.Unmarshal(openapi.Document, &doc))
+	require.NotEmpty(t, doc.Info.Version)
+
+	raw, err := os.ReadFile("../../sdk/package.json")
+	require.NoError(t, err)
+	var pkg struct {
+		Name    string                     `json:"name"`
+		Version string                     `json:"version"`
+		Type    string                     `json:"type"`
+		Types   string                     `json:"types"`
+		Exports map[string]json.RawMessage `json:"exports"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &pkg))
+	require.Equal(t, "@appruntime/sdk", pkg.Name)
+	require.Equal(t, "module", pkg.Type)
+	require.Equal(t, "./appruntime.d.ts", pkg.Types)
+	require.Contains(t, pkg.Exports, ".")
+	major, _, _ := strings.Cut(pkg.Version, ".")
+	require.Equal(t, doc.Info.Version, major, "package.json's version %s", pkg.Version)
+	require.Contains(t, string(sdk.Source()), `export const VERSION = "`+doc.Info.Version+`";`)
+
+	// The served bytes are the package's source, byte for byte.
+	src, err := os.ReadFile("../../sdk/appruntime.js")
+	require.NoError(t, err)
+	require.Equal(t, src, sdk.Source())
 }

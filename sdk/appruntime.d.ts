@@ -1,0 +1,611 @@
+/** Posts {type:"ready"} to the host page and resolves with an AppRuntime once
+ * the host answers with its init message. Options: maxRetries,
+ * maxRetryDelay (ms), renewTimeout (ms), initTimeout (ms), host (the window
+ * to talk to; the parent frame by default). Ops types the calls: pass the
+ * binding's (connect<Ops>() in TypeScript).
+ * @template {OpMap} [Ops=AnyOps]
+ * @param {ConnectOptions} [options]
+ * @returns {Promise<AppRuntime<Ops>>}
+ */
+export function connect<Ops extends OpMap = AnyOps>(options?: ConnectOptions): Promise<AppRuntime<Ops>>;
+/** The runtime API version this SDK speaks (the OpenAPI document's info.version). */
+export const VERSION: "1";
+/** A value of a column: what a row cell, a filter or a written value holds.
+ * @typedef {string | number | boolean | null} Scalar */
+/** Any JSON value: what a written column (a json one too) or a placeholder takes.
+ * @typedef {Scalar | unknown[] | {[key: string]: unknown}} JSONValue */
+/** A comparison filter: {op, value}; is_null takes no value.
+ * @typedef {{op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "like" | "ilike" | "in" | "is_null", value?: Scalar | Scalar[]}} FilterComparison */
+/** A filter on one column: a scalar is `=`, an array `IN`, null `IS NULL`.
+ * @typedef {Scalar | Scalar[] | FilterComparison} Filter */
+/** The payload of a `reads` op: Col are its selectable columns, Filt its filterable ones.
+ * @template {string} [Col=string]
+ * @template {string} [Filt=string]
+ * @typedef {{columns?: Col[], filters?: {[F in Filt]?: Filter}, cursor?: string, limit?: number}} ReadPayload */
+/** A read's result (kind "rows"): rows are arrays of cells in the order of columns.
+ * @template {string} [Col=string]
+ * @typedef {{kind: "rows", columns: Col[], rows: Scalar[][], row_count: number, next_cursor: string | null}} RowsResult */
+/** An http_call's reply, whatever the upstream's status: body when it answered JSON, text otherwise.
+ * @typedef {{status: number, body?: unknown, text?: string}} HTTPResponse */
+/** An http_call read's result (kind "http").
+ * @typedef {{kind: "http"} & HTTPResponse} HTTPResult */
+/** A `writes` op's payload: one row of its key and writable columns.
+ * @template {Record<string, JSONValue>} [Row=Record<string, JSONValue>]
+ * @typedef {{row: Row}} WritePayload */
+/** A write's result (kind "write").
+ * @typedef {{rows_affected: number}} WriteResult */
+/** An action's payload: a row per write op and the placeholder values of its http_calls.
+ * @template {Record<string, Record<string, JSONValue>>} [Rows=Record<string, Record<string, JSONValue>>]
+ * @template {Record<string, JSONValue>} [Values=Record<string, JSONValue>]
+ * @typedef {{rows?: Rows, values?: Values}} ActionPayload */
+/** An action's result (kind "action"): rows affected per write op, status per
+ * http op and await_resolved; each http op's reply in responses.
+ * @typedef {{results: {await_resolved?: boolean, [op: string]: unknown}, responses: {[op: string]: HTTPResponse}}} ActionResult */
+/** A /run result (kind "run"): HTTP 200 also when the tool reported an error.
+ * @typedef {{kind: "run", status: "ok" | "error", output: unknown, error: string | null}} RunResult */
+/** A file of the task as the file capabilities return it.
+ * @typedef {{file_id: string, name: string, content_type: string, pages: number, size: number, created_at: string, url: string, url_expires_at: string}} FileInfo */
+/** The capabilities /capability serves, with their payloads and results.
+ * @typedef {{
+ *   list_files: {payload: Record<string, never>, result: {files: FileInfo[]}},
+ *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean}},
+ *   split_document: {payload: {file_id: string, ranges: {from: number, to: number}[]}, result: {files: (FileInfo & {from: number, to: number})[]}},
+ *   get_translation: {payload: {file_id: string, page?: number, target_language: string, granularity?: "page" | "paragraph" | "sentence"}, result: {file_id: string, page: number, target_language: string, granularity: string, segments: {text: string, translated: string}[]}},
+ * }} Capabilities */
+/** The shape of one op: what its payload is and what its call resolves with.
+ * @typedef {{payload: unknown, result: unknown}} OpShape */
+/** The ops of a binding, by verb. `appruntime bundle types --binding ID`
+ * writes the one of a binding (docs/bundle-authors.md#types-for-a-bindings-ops).
+ * @typedef {{read: {[op: string]: OpShape}, write: {[op: string]: OpShape}, action: {[op: string]: OpShape}, run: {[op: string]: OpShape}, capability: {[op: string]: OpShape}}} OpMap */
+/** The ops of a binding the SDK was not told about: any op name, the verbs' general shapes.
+ * @typedef {{
+ *   read: {[op: string]: {payload: ReadPayload | Record<string, unknown>, result: RowsResult | HTTPResult}},
+ *   write: {[op: string]: {payload: WritePayload, result: WriteResult}},
+ *   action: {[op: string]: {payload: ActionPayload, result: ActionResult}},
+ *   run: {[op: string]: {payload: Record<string, unknown>, result: RunResult}},
+ *   capability: Capabilities & {[op: string]: OpShape},
+ * }} AnyOps */
+/** The verbs of the runtime API.
+ * @typedef {"read" | "write" | "action" | "run" | "capability"} Verb */
+/** The v2 envelope of a success.
+ * @template [R=unknown]
+ * @typedef {{ok: true, kind: string, result: R}} SuccessEnvelope */
+/** The v2 envelope of a failure.
+ * @typedef {{ok: false, error: {status: number, message: string}}} ErrorEnvelope */
+/** What every verb answers with X-Nanonets-App-Runtime: v2.
+ * @template [R=unknown]
+ * @typedef {SuccessEnvelope<R> | ErrorEnvelope} Envelope */
+/** Options of one call.
+ * @typedef {{signal?: AbortSignal}} CallOptions */
+/** Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId).
+ * @typedef {CallOptions & {awaitId?: string | null}} ActionOptions */
+/** What the mint offers the bundle (init.runtime).
+ * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], params?: unknown}} RuntimeInfo */
+/** The host's init message, the answer to ready.
+ * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null}} InitMessage */
+/** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
+ * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
+/** The reviewer's text selection, reported by the host (document_selection).
+ * @typedef {{type: "document_selection", text: string, page: number, label?: string}} DocumentSelectionMessage */
+/** The selection level the host really captures at.
+ * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */
+/** Every message a host posts to the bundle.
+ * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage} HostMessage */
+/** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
+ * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
+/** Every message the bundle posts to its host.
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | ({type: "open_citation"} & Citation)} BundleMessage */
+/** The events app.on listens to, with what the handler receives.
+ * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
+/** Options of connect.
+ * @typedef {{maxRetries?: number, maxRetryDelay?: number, renewTimeout?: number, initTimeout?: number, host?: Window}} ConnectOptions */
+/** @typedef {{maxRetries: number, maxRetryDelay: number, renewTimeout: number, initTimeout: number, host?: Window}} Settings */
+/** Where an AppRuntimeError came from.
+ * @typedef {{verb?: Verb, op?: string, retryAfter?: number}} ErrorDetails */
+/** The error every failed call throws: status is the HTTP status (0 when no
+ * reply came), message the runtime's own message. */
+export class AppRuntimeError extends Error {
+    /**
+     * @param {number} status
+     * @param {string} message
+     * @param {ErrorDetails} [details]
+     */
+    constructor(status: number, message: string, details?: ErrorDetails);
+    /** The HTTP status; 0 when no reply came. */
+    status: number;
+    /** The verb of the failed call. @type {Verb | undefined} */
+    verb: Verb | undefined;
+    /** The op of the failed call. @type {string | undefined} */
+    op: string | undefined;
+    /** Seconds the runtime asked to wait (Retry-After), when it said. @type {number | undefined} */
+    retryAfter: number | undefined;
+}
+/** One mounted artifact: its init values, its session and the bridge.
+ * @template {OpMap} [Ops=AnyOps]
+ */
+export class AppRuntime<Ops extends OpMap = AnyOps> {
+    /**
+     * @param {InitMessage} init
+     * @param {Window} host
+     * @param {Settings} opts
+     */
+    constructor(init: InitMessage, host: Window, opts: Settings);
+    /** The init message as the host sent it. */
+    init: InitMessage;
+    /** The step's params. @type {Record<string, unknown>} */
+    params: Record<string, unknown>;
+    /** The tool's action_schema, or null. @type {unknown} */
+    schema: unknown;
+    /** @type {Record<string, unknown>} */
+    theme: Record<string, unknown>;
+    /** @type {RuntimeInfo} */
+    runtime: RuntimeInfo;
+    /** The step's await, for action(op, payload, {awaitId}); null when the step parks nothing. @type {string | null} */
+    awaitId: string | null;
+    /** The runtime verbs' base URL. */
+    apiBase: string;
+    /** When the current session token expires. */
+    get expiresAt(): Date;
+    /** POST /read: a reads op's rows, or an http_call's reply.
+     * @template {keyof Ops["read"] & string} K
+     * @param {K} op
+     * @param {Ops["read"][K]["payload"]} [payload]
+     * @param {CallOptions} [options]
+     * @returns {Promise<Ops["read"][K]["result"]>}
+     */
+    read<K extends keyof Ops["read"] & string>(op: K, payload?: Ops["read"][K]["payload"], options?: CallOptions): Promise<Ops["read"][K]["result"]>;
+    /** POST /write: one row into a writes op's table.
+     * @template {keyof Ops["write"] & string} K
+     * @param {K} op
+     * @param {Ops["write"][K]["payload"]} [payload]
+     * @param {CallOptions} [options]
+     * @returns {Promise<Ops["write"][K]["result"]>}
+     */
+    write<K extends keyof Ops["write"] & string>(op: K, payload?: Ops["write"][K]["payload"], options?: CallOptions): Promise<Ops["write"][K]["result"]>;
+    /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId).
+     * @template {keyof Ops["action"] & string} K
+     * @param {K} op
+     * @param {Ops["action"][K]["payload"]} [payload]
+     * @param {ActionOptions} [options]
+     * @returns {Promise<Ops["action"][K]["result"]>}
+     */
+    action<K extends keyof Ops["action"] & string>(op: K, payload?: Ops["action"][K]["payload"], options?: ActionOptions): Promise<Ops["action"][K]["result"]>;
+    /** POST /run: a tools op on the worker fleet.
+     * @template {keyof Ops["run"] & string} K
+     * @param {K} op
+     * @param {Ops["run"][K]["payload"]} [payload]
+     * @param {CallOptions} [options]
+     * @returns {Promise<Ops["run"][K]["result"]>}
+     */
+    run<K extends keyof Ops["run"] & string>(op: K, payload?: Ops["run"][K]["payload"], options?: CallOptions): Promise<Ops["run"][K]["result"]>;
+    /** POST /capability: a granted capability the host does not perform.
+     * @template {keyof Ops["capability"] & string} K
+     * @param {K} op
+     * @param {Ops["capability"][K]["payload"]} [payload]
+     * @param {CallOptions} [options]
+     * @returns {Promise<Ops["capability"][K]["result"]>}
+     */
+    capability<K extends keyof Ops["capability"] & string>(op: K, payload?: Ops["capability"][K]["payload"], options?: CallOptions): Promise<Ops["capability"][K]["result"]>;
+    /** Whether the binding grants capability name (runtime.capabilities).
+     * @param {string} name
+     * @returns {boolean} */
+    hasCapability(name: string): boolean;
+    /** Whether name is performed by the host over the bridge rather than
+     * /capability (runtime.host_capabilities; absent on older backends).
+     * @param {string} name
+     * @returns {boolean} */
+    isHostCapability(name: string): boolean;
+    /** Asks the host to capture (or stop capturing) the reviewer's text
+     * selection; needs document_selection. The host reports the level it
+     * really captures at with host_state.
+     * @param {boolean} enabled */
+    setSelectionMode(enabled: boolean): void;
+    /** Shows or hides the host's page translation; needs get_translation.
+     * @param {boolean} show */
+    setTranslation(show: boolean): void;
+    /** Asks the host to open the next document awaiting review; needs next_review_task. */
+    requestNextReview(): void;
+    /** Asks the host to put the document back in the queue; needs abort_review_task. */
+    abortReviewTask(): void;
+    /** Opens the document at a citation: citation_ids (numbers) or
+     * source_page (a page number), an optional label (≤ 200 characters)
+     * naming the item of a repeated field, an optional file_name.
+     * @param {Citation} citation */
+    openCitation(citation: Citation): void;
+    /** Calls handler(message) for each host message of type:
+     * "document_selection" ({text, page, label?}), "host_state"
+     * ({selectionMode}), "session" (after a renewal: {expires_at}). Returns a
+     * function that removes the handler.
+     * @template {keyof HostEvents} T
+     * @param {T} type
+     * @param {(message: HostEvents[T]) => void} handler
+     * @returns {() => boolean} */
+    on<T extends keyof HostEvents>(type: T, handler: (message: HostEvents[T]) => void): () => boolean;
+    /** Asks the host for a fresh session now; resolves once it has one. Calls
+     * made meanwhile wait for it. Done automatically before expires_at.
+     * @returns {Promise<Date>} */
+    renewSession(): Promise<Date>;
+    /** Stops listening to the host and renewing the session. */
+    close(): void;
+    #private;
+}
+/**
+ * A value of a column: what a row cell, a filter or a written value holds.
+ */
+export type Scalar = string | number | boolean | null;
+/**
+ * Any JSON value: what a written column (a json one too) or a placeholder takes.
+ */
+export type JSONValue = Scalar | unknown[] | {
+    [key: string]: unknown;
+};
+/**
+ * A comparison filter: {op, value}; is_null takes no value.
+ */
+export type FilterComparison = {
+    op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "like" | "ilike" | "in" | "is_null";
+    value?: Scalar | Scalar[];
+};
+/**
+ * A filter on one column: a scalar is `=`, an array `IN`, null `IS NULL`.
+ */
+export type Filter = Scalar | Scalar[] | FilterComparison;
+/**
+ * The payload of a `reads` op: Col are its selectable columns, Filt its filterable ones.
+ */
+export type ReadPayload<Col extends string = string, Filt extends string = string> = {
+    columns?: Col[];
+    filters?: { [F in Filt]?: Filter; };
+    cursor?: string;
+    limit?: number;
+};
+/**
+ * A read's result (kind "rows"): rows are arrays of cells in the order of columns.
+ */
+export type RowsResult<Col extends string = string> = {
+    kind: "rows";
+    columns: Col[];
+    rows: Scalar[][];
+    row_count: number;
+    next_cursor: string | null;
+};
+/**
+ * An http_call's reply, whatever the upstream's status: body when it answered JSON, text otherwise.
+ */
+export type HTTPResponse = {
+    status: number;
+    body?: unknown;
+    text?: string;
+};
+/**
+ * An http_call read's result (kind "http").
+ */
+export type HTTPResult = {
+    kind: "http";
+} & HTTPResponse;
+/**
+ * A `writes` op's payload: one row of its key and writable columns.
+ */
+export type WritePayload<Row extends Record<string, JSONValue> = Record<string, JSONValue>> = {
+    row: Row;
+};
+/**
+ * A write's result (kind "write").
+ */
+export type WriteResult = {
+    rows_affected: number;
+};
+/**
+ * An action's payload: a row per write op and the placeholder values of its http_calls.
+ */
+export type ActionPayload<Rows extends Record<string, Record<string, JSONValue>> = Record<string, Record<string, JSONValue>>, Values extends Record<string, JSONValue> = Record<string, JSONValue>> = {
+    rows?: Rows;
+    values?: Values;
+};
+/**
+ * An action's result (kind "action"): rows affected per write op, status per
+ * http op and await_resolved; each http op's reply in responses.
+ */
+export type ActionResult = {
+    results: {
+        await_resolved?: boolean;
+        [op: string]: unknown;
+    };
+    responses: {
+        [op: string]: HTTPResponse;
+    };
+};
+/**
+ * A /run result (kind "run"): HTTP 200 also when the tool reported an error.
+ */
+export type RunResult = {
+    kind: "run";
+    status: "ok" | "error";
+    output: unknown;
+    error: string | null;
+};
+/**
+ * A file of the task as the file capabilities return it.
+ */
+export type FileInfo = {
+    file_id: string;
+    name: string;
+    content_type: string;
+    pages: number;
+    size: number;
+    created_at: string;
+    url: string;
+    url_expires_at: string;
+};
+/**
+ * The capabilities /capability serves, with their payloads and results.
+ */
+export type Capabilities = {
+    list_files: {
+        payload: Record<string, never>;
+        result: {
+            files: FileInfo[];
+        };
+    };
+    file_preview: {
+        payload: {
+            file_id: string;
+            page?: number;
+        };
+        result: FileInfo & {
+            page: number;
+            text: string;
+            truncated: boolean;
+        };
+    };
+    split_document: {
+        payload: {
+            file_id: string;
+            ranges: {
+                from: number;
+                to: number;
+            }[];
+        };
+        result: {
+            files: (FileInfo & {
+                from: number;
+                to: number;
+            })[];
+        };
+    };
+    get_translation: {
+        payload: {
+            file_id: string;
+            page?: number;
+            target_language: string;
+            granularity?: "page" | "paragraph" | "sentence";
+        };
+        result: {
+            file_id: string;
+            page: number;
+            target_language: string;
+            granularity: string;
+            segments: {
+                text: string;
+                translated: string;
+            }[];
+        };
+    };
+};
+/**
+ * The shape of one op: what its payload is and what its call resolves with.
+ */
+export type OpShape = {
+    payload: unknown;
+    result: unknown;
+};
+/**
+ * The ops of a binding, by verb. `appruntime bundle types --binding ID`
+ * writes the one of a binding (docs/bundle-authors.md#types-for-a-bindings-ops).
+ */
+export type OpMap = {
+    read: {
+        [op: string]: OpShape;
+    };
+    write: {
+        [op: string]: OpShape;
+    };
+    action: {
+        [op: string]: OpShape;
+    };
+    run: {
+        [op: string]: OpShape;
+    };
+    capability: {
+        [op: string]: OpShape;
+    };
+};
+/**
+ * The ops of a binding the SDK was not told about: any op name, the verbs' general shapes.
+ */
+export type AnyOps = {
+    read: {
+        [op: string]: {
+            payload: ReadPayload | Record<string, unknown>;
+            result: RowsResult | HTTPResult;
+        };
+    };
+    write: {
+        [op: string]: {
+            payload: WritePayload;
+            result: WriteResult;
+        };
+    };
+    action: {
+        [op: string]: {
+            payload: ActionPayload;
+            result: ActionResult;
+        };
+    };
+    run: {
+        [op: string]: {
+            payload: Record<string, unknown>;
+            result: RunResult;
+        };
+    };
+    capability: Capabilities & {
+        [op: string]: OpShape;
+    };
+};
+/**
+ * The verbs of the runtime API.
+ */
+export type Verb = "read" | "write" | "action" | "run" | "capability";
+/**
+ * The v2 envelope of a success.
+ */
+export type SuccessEnvelope<R = unknown> = {
+    ok: true;
+    kind: string;
+    result: R;
+};
+/**
+ * The v2 envelope of a failure.
+ */
+export type ErrorEnvelope = {
+    ok: false;
+    error: {
+        status: number;
+        message: string;
+    };
+};
+/**
+ * What every verb answers with X-Nanonets-App-Runtime: v2.
+ */
+export type Envelope<R = unknown> = SuccessEnvelope<R> | ErrorEnvelope;
+/**
+ * Options of one call.
+ */
+export type CallOptions = {
+    signal?: AbortSignal;
+};
+/**
+ * Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId).
+ */
+export type ActionOptions = CallOptions & {
+    awaitId?: string | null;
+};
+/**
+ * What the mint offers the bundle (init.runtime).
+ */
+export type RuntimeInfo = {
+    api_base?: string;
+    verbs?: Verb[];
+    versions?: string[];
+    capabilities?: string[];
+    host_capabilities?: string[];
+    tools?: string[];
+    params?: unknown;
+};
+/**
+ * The host's init message, the answer to ready.
+ */
+export type InitMessage = {
+    type: "init";
+    session_token: string;
+    expires_at: string;
+    api_base?: string;
+    params?: Record<string, unknown> | null;
+    schema?: unknown;
+    theme?: Record<string, unknown> | null;
+    runtime?: RuntimeInfo;
+    await_id?: string | null;
+};
+/**
+ * The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
+ */
+export type SessionMessage = {
+    type: "session";
+    session_token?: string;
+    expires_at?: string;
+    error?: string;
+};
+/**
+ * The reviewer's text selection, reported by the host (document_selection).
+ */
+export type DocumentSelectionMessage = {
+    type: "document_selection";
+    text: string;
+    page: number;
+    label?: string;
+};
+/**
+ * The selection level the host really captures at.
+ */
+export type HostStateMessage = {
+    type: "host_state";
+    selectionMode: unknown;
+};
+/**
+ * Every message a host posts to the bundle.
+ */
+export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage;
+/**
+ * Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
+ */
+export type Citation = {
+    citation_ids?: number[];
+    source_page?: number;
+    label?: string;
+    file_name?: string;
+};
+/**
+ * Every message the bundle posts to its host.
+ */
+export type BundleMessage = {
+    type: "ready";
+} | {
+    type: "renew_session";
+} | {
+    type: "set_selection_mode";
+    enabled: boolean;
+} | {
+    type: "set_translation";
+    show: boolean;
+} | {
+    type: "request_next_review";
+} | {
+    type: "abort_review_task";
+} | ({
+    type: "open_citation";
+} & Citation);
+/**
+ * The events app.on listens to, with what the handler receives.
+ */
+export type HostEvents = {
+    document_selection: DocumentSelectionMessage;
+    host_state: HostStateMessage;
+    session: {
+        expires_at: string | undefined;
+    };
+};
+/**
+ * Options of connect.
+ */
+export type ConnectOptions = {
+    maxRetries?: number;
+    maxRetryDelay?: number;
+    renewTimeout?: number;
+    initTimeout?: number;
+    host?: Window;
+};
+export type Settings = {
+    maxRetries: number;
+    maxRetryDelay: number;
+    renewTimeout: number;
+    initTimeout: number;
+    host?: Window;
+};
+/**
+ * Where an AppRuntimeError came from.
+ */
+export type ErrorDetails = {
+    verb?: Verb;
+    op?: string;
+    retryAfter?: number;
+};
