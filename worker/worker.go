@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
@@ -77,7 +78,7 @@ type Services struct {
 	// Parked releases awaits whose await_expiry_seconds ran out.
 	Parked *review.Parked
 	// Queue clears review claims whose time ran out.
-	Queue *review.Queue
+	Queue *claim.Queue
 	// Metrics records every job's duration and outcome; nil records nothing.
 	Metrics *metrics.Metrics
 }
