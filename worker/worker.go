@@ -69,7 +69,7 @@ type Services struct {
 	// ToolRuns runs /run's jobs (the lookup, extract and script queues).
 	ToolRuns *toolrun.Runner
 	// Seed writes a producer's rows through its step's binding
-	// (runtime.Service.Seed); nil fails every producer.
+	// (toolrun.StepSeeder); nil fails every producer.
 	Seed toolrun.Seeder
 	// AgentCalls executes agent tool calls (the lookup queue).
 	AgentCalls *agentcall.Service
