@@ -24,7 +24,7 @@ type reviewNextReply struct {
 }
 
 // reviewNext answers POST /api/review/next: it claims the next parked task
-// for the token's user (review.Queue.Next).
+// for the token's user (claim.Queue.Next).
 func (s *server) reviewNext(c *fiber.Ctx) error {
 	if len(c.Body()) > 0 && string(c.Body()) != "{}" {
 		return apperr.Invalidf("POST /api/review/next takes no body (or {})")

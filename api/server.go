@@ -11,10 +11,10 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/reply"
-	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/task"
@@ -54,7 +54,7 @@ type Services struct {
 	// and serves managed-storage URLs (GET /api/files/{id}); nil answers 501.
 	Files *files.Service
 	// Queue is the review queue (POST /api/review/next, /abort).
-	Queue *review.Queue
+	Queue *claim.Queue
 	// Sessions verifies the bundles' session tokens.
 	Sessions *session.Issuer
 	// Tasks creates agent tasks and pages their events.

@@ -51,7 +51,7 @@ func wantsJSON(c *fiber.Ctx) bool {
 }
 
 // reviewNext answers POST /review/next: it claims the next parked task for
-// the signed-in reviewer (review.Queue.Next) and opens it. The host script
+// the signed-in reviewer (claim.Queue.Next) and opens it. The host script
 // (request_next_review) asks for JSON and navigates itself.
 func (s *server) reviewNext(c *fiber.Ctx) error {
 	me := adminOf(c)

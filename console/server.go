@@ -20,6 +20,7 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/metrics"
@@ -73,7 +74,7 @@ type Services struct {
 	// Parked releases or aborts a parked task's await.
 	Parked *review.Parked
 	// Queue hands reviewers parked tasks (the review pages).
-	Queue *review.Queue
+	Queue *claim.Queue
 	// Capabilities reads a task's documents for the review viewer; nil
 	// when the deployment keeps no files.
 	Capabilities *capability.Service

@@ -122,13 +122,27 @@ type WebhookDelivery struct {
 func (WebhookDelivery) Kind() string { return "webhook_delivery" }
 
 // RunProducer runs an artifact step's producer on the script queue, with
-// retries (ProducerRetries); the outbox row carries toolrun.ProducerJob.
+// retries (ProducerRetries); the outbox row carries its ProducerJob.
 type RunProducer struct {
 	OutboxID string `json:"outbox_id"`
 }
 
 // Kind implements Args.
 func (RunProducer) Kind() string { return "run_producer" }
+
+// ProducerJob is one producer run: the python configured tool that seeds an
+// artifact step's rows while the step is being built (status running). It
+// is the payload of the outbox row a RunProducer names, written when the
+// step is created and read by a worker maybe after a deploy: its JSON never
+// changes without a migration note (docs/contracts.md#outbox-kinds).
+type ProducerJob struct {
+	WorkspaceID    string          `json:"workspace_id"`
+	TaskID         string          `json:"task_id"`
+	AgentID        string          `json:"agent_id"`
+	StepID         string          `json:"step_id"` // the artifact step
+	ProducerToolID string          `json:"producer_tool_id"`
+	Params         json.RawMessage `json:"params"` // the step's params: the producer's input
+}
 
 // ProducerRetries is how often a failed producer is retried before its
 // step fails.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/jobwait"
-	"github.com/appruntime/appruntime/internal/toolrun"
+	"github.com/appruntime/appruntime/internal/runtime"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -38,7 +38,7 @@ func (w *Worker) registerRuns() {
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		seed := w.Seed
 		if seed == nil {
-			seed = func(context.Context, toolrun.ProducerJob, []toolrun.SeedRow) (int64, error) {
+			seed = func(context.Context, jobs.ProducerJob, []runtime.SeedWrite) (int64, error) {
 				return 0, apperr.NotImplementedf("this worker cannot seed rows")
 			}
 		}

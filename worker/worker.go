@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/metrics"
 	"github.com/appruntime/appruntime/internal/outbox"
@@ -68,7 +69,7 @@ type Services struct {
 	// ToolRuns runs /run's jobs (the lookup, extract and script queues).
 	ToolRuns *toolrun.Runner
 	// Seed writes a producer's rows through its step's binding
-	// (runtime.Service.Seed); nil fails every producer.
+	// (toolrun.StepSeeder); nil fails every producer.
 	Seed toolrun.Seeder
 	// AgentCalls executes agent tool calls (the lookup queue).
 	AgentCalls *agentcall.Service
@@ -77,7 +78,7 @@ type Services struct {
 	// Parked releases awaits whose await_expiry_seconds ran out.
 	Parked *review.Parked
 	// Queue clears review claims whose time ran out.
-	Queue *review.Queue
+	Queue *claim.Queue
 	// Metrics records every job's duration and outcome; nil records nothing.
 	Metrics *metrics.Metrics
 }

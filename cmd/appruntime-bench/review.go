@@ -198,7 +198,7 @@ func rawClaim(pool *pgxpool.Pool, fx reviewFixture) func(ctx context.Context, w 
 	}
 }
 
-// claimCandidateSQL is the queue's candidate query (review.Queue's claim
+// claimCandidateSQL is the queue's candidate query (claim.Queue's claim
 // without its update); claimPasses are its two passes: the tasks assigned
 // to the reviewer ($2), then everyone's.
 const claimCandidateSQL = `SELECT t.id FROM tasks t

@@ -6,6 +6,7 @@ package archtest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"slices"
@@ -38,6 +39,17 @@ var leaves = []string{module + "/models", module + "/jobs", module + "/internal/
 var rules = []string{
 	module + "/internal/basetool", module + "/internal/bindingspec", module + "/internal/field",
 	module + "/internal/keydetail", module + "/internal/placeholder", module + "/internal/schema", module + "/internal/served", module + "/internal/strictjson",
+}
+
+// floors pin packages to a floor (docs/architecture.md#packages-by-floor):
+// a package's floor is one more than the highest floor among the packages
+// of this module it imports, 0 when it imports none, and a pinned package
+// may stand no higher than its pin. internal/claim, the reviewer queue,
+// stands on the store and the leaves alone (floor 2): it never reaches up
+// to what parks, releases or resumes a task (internal/review, which
+// imports it to drop a settled task's claim), nor to a service above.
+var floors = map[string]int{
+	module + "/internal/claim": 2,
 }
 
 type pkg struct {
@@ -126,13 +138,46 @@ func check(pkgs map[string]pkg) []string {
 			}
 		}
 	}
+	for path, most := range floors {
+		if _, ok := pkgs[path]; !ok {
+			continue
+		}
+		if f, via := floorOf(pkgs, path, map[string]int{}); f > most {
+			bad = append(bad, fmt.Sprintf("%s stands on floor %d (through %s): its floor is at most %d", path, f, via, most))
+		}
+	}
 	slices.Sort(bad)
 	return bad
 }
 
+// floorOf returns the floor of path in pkgs and the import that sets it
+// ("" for floor 0). An import pkgs does not hold counts as floor 0;
+// memo also breaks a cycle (Go refuses them, a test's table may not).
+func floorOf(pkgs map[string]pkg, path string, memo map[string]int) (int, string) {
+	if f, ok := memo[path]; ok {
+		return f, ""
+	}
+	memo[path] = 0
+	floor, via := 0, ""
+	for _, imp := range pkgs[path].Imports {
+		if !ours(imp) {
+			continue
+		}
+		if f, _ := floorOf(pkgs, imp, memo); f+1 > floor {
+			floor, via = f+1, imp
+		}
+	}
+	memo[path] = floor
+	return floor, via
+}
+
 func TestDependencyRule(t *testing.T) {
 	pkgs := load(t)
-	for _, want := range append(append(slices.Clone(frontDoors), leaves...), rules...) {
+	want := append(append(slices.Clone(frontDoors), leaves...), rules...)
+	for path := range floors {
+		want = append(want, path)
+	}
+	for _, want := range want {
 		if _, ok := pkgs[want]; !ok {
 			t.Fatalf("package %s not found: update this test's lists", want)
 		}
@@ -148,6 +193,7 @@ func TestCheckFindsViolations(t *testing.T) {
 	models, field, bindingspec := leaves[0], module+"/internal/field", module+"/internal/bindingspec"
 	store, binding := module+"/internal/store", module+"/internal/binding"
 	runtime := module + "/internal/runtime"
+	claim, review, outbox := module+"/internal/claim", module+"/internal/review", module+"/internal/outbox"
 	got := check(map[string]pkg{
 		api:                           {ImportPath: api, Imports: []string{console, runtime}},
 		worker:                        {ImportPath: worker, Imports: []string{runtime, store}},
@@ -157,6 +203,9 @@ func TestCheckFindsViolations(t *testing.T) {
 		models:                        {ImportPath: models, Imports: []string{field}},
 		field:                         {ImportPath: field, Imports: []string{leaves[2], store}},
 		bindingspec:                   {ImportPath: bindingspec, Imports: []string{field, models, binding}},
+		claim:                         {ImportPath: claim, Imports: []string{leaves[1], review}},
+		review:                        {ImportPath: review, Imports: []string{outbox}},
+		outbox:                        {ImportPath: outbox, Imports: []string{store}},
 	})
 	require := func(sub string) {
 		t.Helper()
@@ -170,7 +219,8 @@ func TestCheckFindsViolations(t *testing.T) {
 	require(field + " imports " + store)
 	require(worker + " imports " + store)
 	require(bindingspec + " imports " + binding + ": rule packages import only leaves")
-	if len(got) != 6 {
-		t.Errorf("want 6 violations, got %d: %q", len(got), got)
+	require(claim + " stands on floor 3 (through " + review + "): its floor is at most 2")
+	if len(got) != 7 {
+		t.Errorf("want 7 violations, got %d: %q", len(got), got)
 	}
 }

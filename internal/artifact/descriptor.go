@@ -13,7 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
-	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/served"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
@@ -123,7 +123,7 @@ type MintRequest struct {
 // reads its configured tool, bundle, binding and await as they are now, mints
 // a session (which may revoke the task's oldest, see session.Issuer.Mint) and
 // returns the descriptor. While a review claim on the task is live, only its
-// holder may mint (409 naming the claim, review.CheckClaim), checked under
+// holder may mint (409 naming the claim, claim.Check), checked under
 // the mint's lock on the task. A step that does not exist, is not an app-tool step
 // or belongs to another workspace is the same 404, so other workspaces' steps
 // cannot be probed.
@@ -145,7 +145,7 @@ func (m *Minter) Mint(ctx context.Context, req MintRequest) (Descriptor, error) 
 		// While someone holds the task's review claim, only they may mint:
 		// another mint would act on their task, and may end their session.
 		GuardFunc: func(ctx context.Context, tx *gorm.DB) error {
-			return review.CheckClaim(ctx, tx, d.TaskID, req.UserID)
+			return claim.Check(ctx, tx, d.TaskID, req.UserID)
 		},
 	})
 	if err != nil {

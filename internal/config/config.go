@@ -123,7 +123,7 @@ type Config struct {
 	SurfaceRate  int
 	SurfaceBurst int
 	// ReviewClaimFor is how long a review claim holds; zero is the seed's
-	// 20 minutes (review.ClaimDuration). No variable sets it: tests shorten it.
+	// 20 minutes (claim.Duration). No variable sets it: tests shorten it.
 	ReviewClaimFor time.Duration
 	// OperatorUserIDs are the console users who are the deployment's
 	// operators (OPERATOR_USER_IDS, comma-separated user ids): only they may

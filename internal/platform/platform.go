@@ -25,6 +25,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/capability"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/conncheck"
 	"github.com/appruntime/appruntime/internal/crypt"
@@ -99,7 +100,7 @@ type Platform struct {
 	Parked *review.Parked
 	// Queue hands parked tasks to reviewers with 20-minute claims
 	// (POST /api/review/next); each claim schedules its expiry job.
-	Queue *review.Queue
+	Queue *claim.Queue
 	// Secrets seals and opens secrets at rest (Config.SecretsKey); nil when
 	// the process has no key (migrate).
 	Secrets *crypt.Box
@@ -201,9 +202,9 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		HTTPClient: p.outboundClient(metrics.ClientWebhook), Metrics: p.Metrics, Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, p.nudgeRelay)
-	claims := review.NewClaimScheduler(o.Redis, o.Queues.Events, o.Log)
+	claims := claim.NewScheduler(o.Redis, o.Queues.Events, o.Log)
 	p.onClose(claims.Close)
-	p.Queue = review.NewQueue(review.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
+	p.Queue = claim.NewQueue(claim.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
 	if err := p.buildDataAndLimits(ctx); err != nil {
 		return nil, err
 	}

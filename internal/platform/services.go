@@ -5,14 +5,9 @@ import (
 
 	"github.com/appruntime/appruntime/api"
 	"github.com/appruntime/appruntime/console"
-	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/intent"
-	"github.com/appruntime/appruntime/internal/runtime"
-	"github.com/appruntime/appruntime/internal/session"
-	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/internal/web"
-	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
 )
 
@@ -62,33 +57,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		Relay:           p.Relay, Resumes: p.Resumes, Tasks: p.Tasks,
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls, Metrics: p.Metrics,
 		QueueConcurrency: p.Config.QueueConcurrency, QueueServers: p.Config.QueueServers, WorkerQueues: p.Config.WorkerQueues,
-		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns, Seed: p.seedProducer,
+		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns, Seed: toolrun.StepSeeder(p.Store, p.Runtime),
 		Parked: p.Parked, Queue: p.Queue,
 	}
-}
-
-// seedProducer writes a producer's rows through its artifact step's
-// binding (runtime.Service.Seed), scoped like a session on that step.
-func (p *Platform) seedProducer(ctx context.Context, j toolrun.ProducerJob, rows []toolrun.SeedRow) (int64, error) {
-	var step models.Step
-	if err := p.Store.DB.WithContext(ctx).Where("id = ?", j.StepID).Take(&step).Error; err != nil {
-		return 0, store.NotFound(err, "platform: load producer step", "step "+j.StepID)
-	}
-	if step.ConfiguredToolID == nil {
-		return 0, apperr.Invalidf("step %s has no app tool", j.StepID)
-	}
-	var tool models.ConfiguredTool
-	if err := p.Store.DB.WithContext(ctx).Where("id = ? AND workspace_id = ?", *step.ConfiguredToolID, j.WorkspaceID).Take(&tool).Error; err != nil {
-		return 0, store.NotFound(err, "platform: load app tool", "app tool "+*step.ConfiguredToolID)
-	}
-	if tool.BindingID == nil {
-		return 0, apperr.Invalidf("app tool %q names no binding", tool.DisplayName)
-	}
-	writes := make([]runtime.SeedWrite, len(rows))
-	for i, r := range rows {
-		writes[i] = runtime.SeedWrite{Op: r.Op, Row: r.Row}
-	}
-	scope := session.Claims{WorkspaceID: j.WorkspaceID, TaskID: j.TaskID, AgentID: j.AgentID, StepID: j.StepID,
-		ConfiguredToolID: tool.ID, BindingID: *tool.BindingID}
-	return p.Runtime.Seed(ctx, scope, writes)
 }

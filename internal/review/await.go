@@ -1,7 +1,3 @@
-// Package review holds what parks and resumes tasks: awaits and their
-// release (by a session's action or an admin), resume events and their
-// webhook delivery. The key-detail summary pass lives in internal/task, and
-// the feed an agent pages in internal/feed.
 package review
 
 import (
@@ -14,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/models"
@@ -152,7 +149,7 @@ func release(ctx context.Context, tx *gorm.DB, aw models.TaskAwait, p ResumePayl
 	if res.RowsAffected == 0 {
 		return false, nil
 	}
-	if err := releaseClaim(tx.WithContext(ctx), aw.TaskID); err != nil {
+	if err := claim.Release(tx.WithContext(ctx), aw.TaskID); err != nil {
 		return false, err
 	}
 	p.Type, p.AwaitID, p.ResolvedAt = ResumeEventType, aw.ID, now

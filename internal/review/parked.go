@@ -11,6 +11,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
@@ -146,7 +147,7 @@ func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note st
 		if err != nil {
 			return fmt.Errorf("review: fail task %s: %w", task.ID, err)
 		}
-		if err := releaseClaim(tx, task.ID); err != nil {
+		if err := claim.Release(tx, task.ID); err != nil {
 			return err
 		}
 		aw = found

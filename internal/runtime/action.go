@@ -9,6 +9,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
 	"github.com/appruntime/appruntime/internal/bindingspec"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/datasource"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/review"
@@ -27,7 +28,7 @@ type actionPayload struct {
 // write intent is committed first (409 when the step's await is settled).
 // Then, in one platform transaction: the step's await is locked (409 when it
 // is no longer pending), the task's review claim checked (409 when someone
-// else holds it, review.CheckClaim), the writes run in one data-source transaction, the
+// else holds it, claim.Check), the writes run in one data-source transaction, the
 // http_calls next; only when every upstream answered 2xx are the writes
 // committed, and then the await release, the resume event and the feed row
 // (the intent's completion) are committed together. A non-2xx upstream
@@ -108,7 +109,7 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		}
 		// A session minted before someone else claimed the task acts on it
 		// no more: the claim holder alone, until the claim ends.
-		if err := review.CheckClaim(ctx, db, c.TaskID, c.UserID); err != nil {
+		if err := claim.Check(ctx, db, c.TaskID, c.UserID); err != nil {
 			return err
 		}
 		var err error

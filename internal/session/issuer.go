@@ -181,7 +181,7 @@ type MintInput struct {
 	// GuardFunc, when set, runs inside the mint's transaction once the task's
 	// row is locked, before any session is revoked or recorded: its error
 	// refuses the mint (a review claim held by someone else,
-	// review.CheckClaim), and the lock keeps what it checked from changing
+	// claim.Check), and the lock keeps what it checked from changing
 	// until the session is recorded.
 	GuardFunc func(ctx context.Context, tx *gorm.DB) error
 }

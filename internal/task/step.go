@@ -17,7 +17,7 @@ import (
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/store"
-	"github.com/appruntime/appruntime/internal/toolrun"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -154,7 +154,7 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 			return fmt.Errorf("task: record artifact in feed: %w", err)
 		}
 		if tool.ProducerToolID != nil {
-			job := toolrun.ProducerJob{WorkspaceID: c.WorkspaceID, TaskID: t.ID, AgentID: c.AgentID, StepID: step.ID,
+			job := jobs.ProducerJob{WorkspaceID: c.WorkspaceID, TaskID: t.ID, AgentID: c.AgentID, StepID: step.ID,
 				ProducerToolID: *tool.ProducerToolID, Params: params}
 			if _, err := outbox.Add(tx, outbox.KindProducer, job); err != nil {
 				return err

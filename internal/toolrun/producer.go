@@ -11,6 +11,9 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/feed"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
@@ -22,27 +25,35 @@ const (
 	FeedArtifactFailed = "artifact_failed"
 )
 
-// ProducerJob is one producer run: the python configured tool that seeds an
-// artifact step's rows while the step is being built (status running).
-type ProducerJob struct {
-	WorkspaceID    string          `json:"workspace_id"`
-	TaskID         string          `json:"task_id"`
-	AgentID        string          `json:"agent_id"`
-	StepID         string          `json:"step_id"` // the artifact step
-	ProducerToolID string          `json:"producer_tool_id"`
-	Params         json.RawMessage `json:"params"` // the step's params: the producer's input
-}
+// Seeder writes a producer's rows, its output's {"writes": [{"op", "row"}]},
+// through the step's binding (StepSeeder).
+type Seeder func(ctx context.Context, j jobs.ProducerJob, rows []runtime.SeedWrite) (int64, error)
 
-// SeedRow is one row a producer's output asks to write: {"writes": [{"op",
-// "row"}]} (runtime.SeedWrite).
-type SeedRow struct {
-	Op  string         `json:"op"`
-	Row map[string]any `json:"row"`
+// StepSeeder returns the Seeder of the producers' runs: it writes a
+// producer's rows through its artifact step's binding (rt.Seed), scoped
+// like a session on that step: the step's app tool, of the job's
+// workspace, and the binding that tool names.
+func StepSeeder(st *store.Store, rt *runtime.Service) Seeder {
+	return func(ctx context.Context, j jobs.ProducerJob, rows []runtime.SeedWrite) (int64, error) {
+		var step models.Step
+		if err := st.DB.WithContext(ctx).Where("id = ?", j.StepID).Take(&step).Error; err != nil {
+			return 0, store.NotFound(err, "toolrun: load producer step", "step "+j.StepID)
+		}
+		if step.ConfiguredToolID == nil {
+			return 0, apperr.Invalidf("step %s has no app tool", j.StepID)
+		}
+		var appTool models.ConfiguredTool
+		if err := st.DB.WithContext(ctx).Where("id = ? AND workspace_id = ?", *step.ConfiguredToolID, j.WorkspaceID).Take(&appTool).Error; err != nil {
+			return 0, store.NotFound(err, "toolrun: load app tool", "app tool "+*step.ConfiguredToolID)
+		}
+		if appTool.BindingID == nil {
+			return 0, apperr.Invalidf("app tool %q names no binding", appTool.DisplayName)
+		}
+		scope := session.Claims{WorkspaceID: j.WorkspaceID, TaskID: j.TaskID, AgentID: j.AgentID, StepID: j.StepID,
+			ConfiguredToolID: appTool.ID, BindingID: *appTool.BindingID}
+		return rt.Seed(ctx, scope, rows)
+	}
 }
-
-// Seeder writes a producer's rows through the step's binding
-// (runtime.Service.Seed, adapted by internal/platform).
-type Seeder func(ctx context.Context, j ProducerJob, rows []SeedRow) (int64, error)
 
 // Produce runs producer job j (asynq retries it; last says this attempt is
 // the final one). Success seeds its rows and completes the step with a
@@ -51,7 +62,7 @@ type Seeder func(ctx context.Context, j ProducerJob, rows []SeedRow) (int64, err
 // script that raised), fails the step with the error and an
 // "artifact_failed" card. A step no longer running was settled by an
 // earlier attempt: nothing is done twice.
-func (r *Runner) Produce(ctx context.Context, j ProducerJob, seed Seeder, last bool) error {
+func (r *Runner) Produce(ctx context.Context, j jobs.ProducerJob, seed Seeder, last bool) error {
 	var step models.Step
 	err := r.Store.DB.WithContext(ctx).Where("id = ? AND task_id = ?", j.StepID, j.TaskID).Take(&step).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -97,7 +108,7 @@ func retryable(err error) bool {
 	return true
 }
 
-func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (rows int64, units int, err error) {
+func (r *Runner) produce(ctx context.Context, j jobs.ProducerJob, seed Seeder) (rows int64, units int, err error) {
 	input := j.Params
 	if len(input) == 0 || string(input) == "null" {
 		input = json.RawMessage(`{}`)
@@ -118,7 +129,7 @@ func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (rows 
 		return 0, 0, err
 	}
 	var out struct {
-		Writes []SeedRow `json:"writes"`
+		Writes []runtime.SeedWrite `json:"writes"`
 	}
 	if err := json.Unmarshal(res.Output, &out); err != nil {
 		return 0, res.Units, apperr.Invalidf(`producer output must be {"writes": [{"op": …, "row": {…}}]}: %v`, err)
@@ -130,7 +141,7 @@ func (r *Runner) produce(ctx context.Context, j ProducerJob, seed Seeder) (rows 
 // settle moves the step out of running and records, once: the outcome
 // card, the producer's own app_tool_run step (a child of the artifact
 // step) and its usage when it billed.
-func (r *Runner) settle(ctx context.Context, j ProducerJob, status, errText string, rows int64, units int) error {
+func (r *Runner) settle(ctx context.Context, j jobs.ProducerJob, status, errText string, rows int64, units int) error {
 	return r.Store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.Step{}).Where("id = ? AND status = ?", j.StepID, models.StepRunning).
 			Updates(map[string]any{"status": status, "error": errText})
@@ -182,7 +193,7 @@ func (r *Runner) ProduceOutbox(ctx context.Context, outboxID string, seed Seeder
 	if err != nil {
 		return fmt.Errorf("toolrun: load producer job: %w", err)
 	}
-	var j ProducerJob
+	var j jobs.ProducerJob
 	if err := row.Payload.Decode(&j); err != nil {
 		return fmt.Errorf("toolrun: decode producer job %s: %w", outboxID, err)
 	}

@@ -9,8 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/runtime"
+	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/tool"
 	"github.com/appruntime/appruntime/internal/toolrun"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -58,15 +61,15 @@ func TestProduce(t *testing.T) {
 				require.Equal(t, producer.ID, c.Tool.ID)
 				return tool.Result{Output: json.RawMessage(tc.out)}, tc.toolErr
 			})}}
-			var seeded []toolrun.SeedRow
-			seed := func(_ context.Context, _ toolrun.ProducerJob, rows []toolrun.SeedRow) (int64, error) {
+			var seeded []runtime.SeedWrite
+			seed := func(_ context.Context, _ jobs.ProducerJob, rows []runtime.SeedWrite) (int64, error) {
 				if tc.seedErr != nil {
 					return 0, tc.seedErr
 				}
 				seeded = rows
 				return int64(len(rows)), nil
 			}
-			j := toolrun.ProducerJob{WorkspaceID: f.tenant.Workspace.ID, TaskID: f.taskID, AgentID: f.tenant.Agent.ID, StepID: f.stepID,
+			j := jobs.ProducerJob{WorkspaceID: f.tenant.Workspace.ID, TaskID: f.taskID, AgentID: f.tenant.Agent.ID, StepID: f.stepID,
 				ProducerToolID: producer.ID, Params: json.RawMessage(`{"report_id":7}`)}
 			err := r.Produce(context.Background(), j, seed, tc.last)
 			if tc.wantErr {
@@ -109,4 +112,46 @@ func TestProduce(t *testing.T) {
 			require.Equal(t, int64(1), n)
 		})
 	}
+}
+
+// TestStepSeederRefusals: a producer's rows are written only through the
+// binding of its own step's app tool in the job's workspace; a step that
+// is gone or of another workspace's tool is 404, a step without an app
+// tool, or one whose tool names no binding, is invalid, and nothing
+// reaches the runtime (nil here: reaching it would panic).
+func TestStepSeederRefusals(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	db := f.st.DB
+	seed := toolrun.StepSeeder(f.st, nil)
+	job := jobs.ProducerJob{WorkspaceID: f.tenant.Workspace.ID, TaskID: f.taskID, AgentID: f.tenant.Agent.ID, StepID: f.stepID}
+	rows := []runtime.SeedWrite{{Op: "add_line", Row: map[string]any{"id": 1}}}
+	setTool := func(id string) {
+		require.NoError(t, db.Model(&models.Step{}).Where("id = ?", f.stepID).Update("configured_tool_id", id).Error)
+	}
+	other := testkit.NewTenant(t, db)
+	foreign := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: other.Workspace.ID, AgentID: other.Agent.ID,
+		DisplayName: "theirs", BaseTool: models.BaseAppTool}
+	unbound := models.ConfiguredTool{ID: models.NewID(), WorkspaceID: f.tenant.Workspace.ID, AgentID: f.tenant.Agent.ID,
+		DisplayName: "unbound", BaseTool: models.BaseAppTool}
+	require.NoError(t, db.Create(&foreign).Error)
+	require.NoError(t, db.Create(&unbound).Error)
+
+	gone := job
+	gone.StepID = models.NewID()
+	_, err := seed(context.Background(), gone, rows)
+	require.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
+
+	_, err = seed(context.Background(), job, rows)
+	require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+	require.ErrorContains(t, err, "has no app tool")
+
+	setTool(foreign.ID)
+	_, err = seed(context.Background(), job, rows)
+	require.Equal(t, apperr.NotFound, apperr.CodeOf(err), "another workspace's app tool: %v", err)
+
+	setTool(unbound.ID)
+	_, err = seed(context.Background(), job, rows)
+	require.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+	require.ErrorContains(t, err, `app tool "unbound" names no binding`)
 }

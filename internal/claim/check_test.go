@@ -1,4 +1,4 @@
-package review_test
+package claim_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/config"
-	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -18,7 +18,7 @@ import (
 )
 
 // TestClaimGuardsMintOnBothDialects: while a reviewer holds a task, a mint
-// guarded by CheckClaim for anyone else is a 409 naming the holder and the
+// guarded by Check for anyone else is a 409 naming the holder and the
 // claim's end, and records no session; the holder mints; once the claim is
 // put back, or past its time, anyone does.
 func TestClaimGuardsMintOnBothDialects(t *testing.T) {
@@ -31,7 +31,7 @@ func TestClaimGuardsMintOnBothDialects(t *testing.T) {
 			Keys: []config.Key{{ID: "k", Secret: []byte("claim-test-session-key-0123456789")}}, Issuer: "claim-test"})
 		require.NoError(t, err)
 		t.Cleanup(issuer.Close)
-		q := review.NewQueue(review.QueueOptions{Store: st})
+		q := claim.NewQueue(claim.QueueOptions{Store: st})
 		task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput}
 		require.NoError(t, st.DB.Create(&task).Error)
 		step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
@@ -45,11 +45,11 @@ func TestClaimGuardsMintOnBothDialects(t *testing.T) {
 		mint := func(userID string) error {
 			_, _, err := issuer.Mint(ctx, session.MintInput{WorkspaceID: tn.Workspace.ID, TaskID: task.ID, AgentID: tn.Agent.ID,
 				StepID: step.ID, ConfiguredToolID: models.NewID(), BindingID: models.NewID(), UserID: userID,
-				GuardFunc: func(ctx context.Context, tx *gorm.DB) error { return review.CheckClaim(ctx, tx, task.ID, userID) }})
+				GuardFunc: func(ctx context.Context, tx *gorm.DB) error { return claim.Check(ctx, tx, task.ID, userID) }})
 			return err
 		}
 		act := func(userID string) error {
-			return st.Tx(ctx, func(tx *gorm.DB) error { return review.CheckClaim(ctx, tx, task.ID, userID) })
+			return st.Tx(ctx, func(tx *gorm.DB) error { return claim.Check(ctx, tx, task.ID, userID) })
 		}
 		sessions := func() int64 {
 			var n int64

@@ -1,4 +1,4 @@
-package review_test
+package claim_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -23,7 +23,7 @@ func TestQueueOnBothDialects(t *testing.T) {
 		ctx := context.Background()
 		now := time.Now().UTC()
 		clock := func() time.Time { return now }
-		q := review.NewQueue(review.QueueOptions{Store: st, Now: func() time.Time { return clock() }})
+		q := claim.NewQueue(claim.QueueOptions{Store: st, Now: func() time.Time { return clock() }})
 		park := func(priority float64, age time.Duration) string {
 			task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput,
 				Priority: priority, CreatedAt: now.Add(-age), UpdatedAt: now}
@@ -55,7 +55,7 @@ func TestQueueOnBothDialects(t *testing.T) {
 		// Past their time the claims are free again: each reviewer gets
 		// the task assigned to them first; the jobs clear what was not
 		// claimed since.
-		clock = func() time.Time { return now.Add(review.ClaimDuration + time.Second) }
+		clock = func() time.Time { return now.Add(claim.Duration + time.Second) }
 		again, err := q.Next(ctx, tn.Workspace.ID, other)
 		require.NoError(t, err)
 		require.Equal(t, low, again.TaskID, "assigned to them")

@@ -1,4 +1,4 @@
-package review
+package claim
 
 import (
 	"context"
@@ -16,16 +16,16 @@ import (
 	"github.com/appruntime/appruntime/models"
 )
 
-// ClaimDuration is how long handing a parked task to a reviewer holds it
+// Duration is how long handing a parked task to a reviewer holds it
 // for them (seed 000, next_review_task): long enough to finish a review,
 // short enough that an abandoned one goes back to the queue soon.
-const ClaimDuration = 20 * time.Minute
+const Duration = 20 * time.Minute
 
 // Queue hands parked tasks to reviewers (POST /api/review/next): a task
 // whose app-tool await is pending, assigned to the reviewer first, then the
 // highest priority (the agent's priority_field key detail, copied onto
 // tasks.priority by the summary pass), then the oldest. Handing over claims
-// the task for ClaimDuration and assigns it; concurrent reviewers get
+// the task for Duration and assigns it; concurrent reviewers get
 // different tasks (FOR UPDATE SKIP LOCKED). A claim whose time passed is
 // free again whether or not its expiry job ran: the job only tidies the row.
 // It is safe for concurrent use.
@@ -43,7 +43,7 @@ type Queue struct {
 // QueueOptions configure a Queue.
 type QueueOptions struct {
 	Store *store.Store
-	// ClaimFor is how long a claim holds; zero is ClaimDuration (tests
+	// ClaimFor is how long a claim holds; zero is Duration (tests
 	// shorten it).
 	ClaimFor time.Duration
 	// Now is the clock; nil is time.Now.
@@ -64,7 +64,7 @@ func NewQueue(o QueueOptions) *Queue {
 		q.claimSQL, q.abortSQL = strings.ReplaceAll(q.claimSQL, "$", "?"), strings.ReplaceAll(q.abortSQL, "$", "?")
 	}
 	if q.claimFor <= 0 {
-		q.claimFor = ClaimDuration
+		q.claimFor = Duration
 	}
 	if q.now == nil {
 		q.now = time.Now
@@ -155,7 +155,7 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("review: claim next task: %w", err)
+		return nil, fmt.Errorf("claim: claim next task: %w", err)
 	}
 	claim.CreatedAt = createdAt.Time
 	if awaitID.Valid && stepID.Valid {
@@ -184,11 +184,11 @@ func (q *Queue) Abort(ctx context.Context, workspaceID, userID, taskID string) e
 	}
 	res, err := q.pool().ExecContext(ctx, q.abortSQL, taskID, workspaceID, userID, q.now().UTC())
 	if err != nil {
-		return fmt.Errorf("review: abort review of task %s: %w", taskID, err)
+		return fmt.Errorf("claim: abort review of task %s: %w", taskID, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("review: abort review of task %s: %w", taskID, err)
+		return fmt.Errorf("claim: abort review of task %s: %w", taskID, err)
 	}
 	if n > 0 {
 		return nil
@@ -199,7 +199,7 @@ func (q *Queue) Abort(ctx context.Context, workspaceID, userID, taskID string) e
 		return apperr.NotFoundf("task %s not found", taskID)
 	}
 	if err != nil {
-		return fmt.Errorf("review: load task %s: %w", taskID, err)
+		return fmt.Errorf("claim: load task %s: %w", taskID, err)
 	}
 	return apperr.Conflictf("task %s is not claimed by you: only the reviewer holding it may put it back", taskID)
 }
@@ -213,21 +213,9 @@ func (q *Queue) ExpireClaim(ctx context.Context, taskID string, expiresAt time.T
 		Where("id = ? AND claim_expires_at = ? AND claim_expires_at <= ?", taskID, expiresAt.UTC(), q.now().UTC()).
 		Updates(map[string]any{"claimed_by": nil, "claim_expires_at": nil})
 	if res.Error != nil {
-		return false, fmt.Errorf("review: expire claim of task %s: %w", taskID, res.Error)
+		return false, fmt.Errorf("claim: expire claim of task %s: %w", taskID, res.Error)
 	}
 	return res.RowsAffected > 0, nil
-}
-
-// releaseClaim drops the claim on a task whose await was just settled,
-// inside the settling transaction: a resolving action, an admin's release
-// or abort, an await's expiry.
-func releaseClaim(tx *gorm.DB, taskID string) error {
-	err := tx.Model(&models.Task{}).Where("id = ? AND claimed_by IS NOT NULL", taskID).
-		Updates(map[string]any{"claimed_by": nil, "claim_expires_at": nil}).Error
-	if err != nil {
-		return fmt.Errorf("review: release claim of task %s: %w", taskID, err)
-	}
-	return nil
 }
 
 // Holds reports, as an error, whether reviewer userID holds a live claim on
@@ -243,7 +231,7 @@ func (q *Queue) Holds(ctx context.Context, workspaceID, userID, taskID string) e
 		return apperr.NotFoundf("task %s not found", taskID)
 	}
 	if err != nil {
-		return fmt.Errorf("review: load task %s: %w", taskID, err)
+		return fmt.Errorf("claim: load task %s: %w", taskID, err)
 	}
 	if t.ClaimedBy == nil || *t.ClaimedBy != userID || t.ClaimExpiresAt == nil || !t.ClaimExpiresAt.After(q.now()) {
 		return apperr.Conflictf("you do not hold task %s: ask for the next review", taskID)
@@ -258,7 +246,7 @@ func (q *Queue) PendingStep(ctx context.Context, taskID string) (string, error) 
 	res := q.store.DB.WithContext(ctx).Where("task_id = ? AND status = ? AND source_type = ?", taskID, models.AwaitPending, models.AwaitSourceAppTool).
 		Order("created_at").Limit(1).Find(&aw)
 	if res.Error != nil {
-		return "", fmt.Errorf("review: load pending await of %s: %w", taskID, res.Error)
+		return "", fmt.Errorf("claim: load pending await of %s: %w", taskID, res.Error)
 	}
 	return aw.CorrelationKey, nil
 }
