@@ -8,6 +8,7 @@
 package agentmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
-	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolconfig"
@@ -77,7 +77,8 @@ func NewService(o Options) *Service {
 // the admin API lists them), then its app tools by display name. An app
 // tool's name is derived from its display name (provider-safe, unique in
 // the list); its input schema is the configured one without the keys the
-// worker injects (seed 000: x-exclude-from-llm).
+// worker injects (seed 000: x-exclude-from-llm); an app tool whose schema
+// is not an object schema is left out (and logged).
 func (s *Service) Tools(ctx context.Context, c task.Caller) ([]Tool, error) {
 	decls, err := s.calls.ListDeclarations(ctx, c.WorkspaceID, c.AgentID)
 	if err != nil {
@@ -99,7 +100,10 @@ func (s *Service) Tools(ctx context.Context, c task.Caller) ([]Tool, error) {
 		}
 		in, err := ModelSchema(t.InputSchema)
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.Conflict, "configured tool %q has an input_schema that is not a JSON object; fix it in the admin API", t.DisplayName)
+			// Params are always an object (task.AddAppToolStep), so such a
+			// tool cannot be called; one bad tool does not hide the others.
+			s.log.WarnContext(ctx, "agentmcp: app tool left out of the agent's tools", "configured_tool_id", t.ID, "err", err)
+			continue
 		}
 		name := appToolName(t.DisplayName, t.ID, taken)
 		taken[name] = true
@@ -155,6 +159,13 @@ func ModelSchema(configured json.RawMessage) (json.RawMessage, error) {
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(configured, &root); err != nil || root == nil {
 		return nil, fmt.Errorf("agentmcp: input schema is not an object")
+	}
+	// LLM APIs and MCP take only object schemas at the root; params are an
+	// object whatever the schema says, so an untyped root is one.
+	if typ, ok := root["type"]; !ok {
+		root["type"] = json.RawMessage(`"object"`)
+	} else if string(bytes.TrimSpace(typ)) != `"object"` {
+		return nil, fmt.Errorf("agentmcp: input schema's type is %s, not \"object\"", typ)
 	}
 	if raw, ok := root["properties"]; ok {
 		var props map[string]json.RawMessage

@@ -21,8 +21,13 @@ func TestModelSchemaDropsInjectedKeys(t *testing.T) {
 		require.NoError(t, err, name)
 		require.JSONEq(t, tc.want, string(got), name)
 	}
-	_, err := ModelSchema(json.RawMessage(`[1]`))
-	require.Error(t, err)
+	got, err := ModelSchema(json.RawMessage(`{"properties":{"q":{}}}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"type":"object","properties":{"q":{}}}`, string(got), "an untyped root is an object")
+	for _, bad := range []string{`[1]`, `true`, `{"type":"string"}`} {
+		_, err := ModelSchema(json.RawMessage(bad))
+		require.Error(t, err, bad)
+	}
 }
 
 func TestAppToolName(t *testing.T) {

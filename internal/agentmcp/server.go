@@ -31,9 +31,16 @@ const serverVersion = "1"
 // whose tools are tools (Tools, loaded for this request). It is stateless:
 // no Mcp-Session-Id, GET and DELETE answer 405 (there is nothing the
 // server pushes outside a request), and replies are application/json.
+//
+// The SDK's DNS-rebinding guard (a loopback local address with another
+// Host is refused) is off: it protects unauthenticated local servers,
+// every request here carries an agent token a rebinding page does not
+// have, and the API commonly sits behind a proxy that reaches it on
+// loopback under the public Host.
 func (s *Service) Handler(c task.Caller, tools []Tool) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.server(c, tools) },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: MaxRequestBytes})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: MaxRequestBytes,
+			DisableLocalhostProtection: true})
 }
 
 // server is an MCP server offering tools, each call run for c.
