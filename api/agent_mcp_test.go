@@ -164,6 +164,16 @@ func TestAgentMCPServer(t *testing.T) {
 	r := a.call(t, "GET", "/api/agent/tasks/"+taskID, tn.AgentToken, nil)
 	require.Equal(t, "waiting_for_input", r.Body["status"])
 
+	// GET (the server-to-client stream) is not offered: 405 once the token is checked.
+	req, err := http.NewRequest("GET", a.URL+"/mcp", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+tn.AgentToken)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+
 	// A wrong token is a 401 with a Bearer challenge; so is none.
 	for _, token := range []string{"", tn.AdminToken, "nope"} {
 		req, err := http.NewRequest("POST", a.URL+"/mcp", nil)
