@@ -7,6 +7,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/agentmcp"
 	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/binding"
@@ -32,6 +33,8 @@ type Services struct {
 
 	// AgentCalls saves agent tool declarations and runs their calls.
 	AgentCalls *agentcall.Service
+	// AgentTools lists an agent's tools (GET /api/agent/tools) and serves them over MCP (/mcp).
+	AgentTools *agentmcp.Service
 	// Identity publishes the JWKS of agent tools' identity tokens.
 	Identity *agenttool.IdentitySigner
 	// Replies stores agents' assets and replies.
@@ -112,6 +115,7 @@ func (s *server) routes(app *fiber.App) {
 	s.agentTaskRoutes(app)
 	s.adminAgentToolRoutes(app)
 	s.agentToolCallRoutes(app)
+	s.agentToolRoutes(app)
 	s.agentReplyRoutes(app)
 	s.mountJWKS(app)
 	s.fileRoutes(app)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/agentmcp"
 	"github.com/appruntime/appruntime/internal/agenttool"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/auth"
@@ -147,6 +148,8 @@ type Platform struct {
 	// AgentCalls saves agent tool declarations and runs their calls and
 	// pending-input buttons.
 	AgentCalls *agentcall.Service
+	// AgentTools lists an agent's tools for LLM APIs and serves them over MCP.
+	AgentTools *agentmcp.Service
 	// Replies stores agents' HTML assets and their replies (app blocks).
 	Replies *reply.Service
 	// RunJobs enqueues the jobs the API waits for (/run's tools, agent tool
@@ -260,6 +263,7 @@ func (p *Platform) buildAgentTools() error {
 		Components:   agenttool.IntegrationComponents{Integrations: p.Integrations, Box: p.Secrets},
 		AfterRelease: p.nudgeRelay,
 	})
+	p.AgentTools = agentmcp.NewService(agentmcp.Options{Calls: p.AgentCalls, Tools: p.Tools, Tasks: p.Tasks, Log: o.Log})
 	p.Replies, err = reply.NewService(reply.Options{Store: o.Store, Blobs: p.Storage,
 		SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL})
 	return err

@@ -25,7 +25,7 @@ func (p *Platform) APIServices() api.Services {
 		Log: p.Log, Health: p.health(),
 		Admin: p.Admin, Artifacts: p.Artifacts, Bindings: p.Bindings, Bundles: p.Bundles,
 		Runtime: p.Runtime, Sessions: p.Sessions, Tasks: p.Tasks, Tools: p.Tools,
-		AgentCalls: p.AgentCalls, Replies: p.Replies, Identity: p.Identity,
+		AgentCalls: p.AgentCalls, AgentTools: p.AgentTools, Replies: p.Replies, Identity: p.Identity,
 		Files: p.Files, Queue: p.Queue, Metrics: p.Metrics,
 		AssetFrameAncestors: p.Config.AssetFrameAncestors, Proxies: p.Config.TrustedProxies,
 		PublicAPIURL: p.Config.PublicAPIURL,
