@@ -15,6 +15,9 @@ type queueTaskPage struct {
 	// MayRead says the admin may read the payload and result
 	// (queue.Task.MayRead).
 	MayRead bool
+	// MayReadError says the admin may read the last error
+	// (queue.Task.MayReadError).
+	MayReadError bool
 }
 
 // showQueueTask answers GET /queues/:queue/tasks/:task: what asynq keeps
@@ -28,5 +31,6 @@ func (s *server) showQueueTask(c *fiber.Ctx) error {
 	a := adminOf(c)
 	p := queueTaskPage{Detail: d, MaxPayload: queue.MaxPayloadDetail, Operator: s.isOperator(a)}
 	p.MayRead = d.MayRead(a.WorkspaceID, p.Operator)
+	p.MayReadError = d.MayReadError(a.WorkspaceID, p.Operator)
 	return s.render(c, fiber.StatusOK, "queue_task", "Queue task "+d.ID, "queues", p)
 }

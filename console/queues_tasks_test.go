@@ -1,11 +1,14 @@
 package console_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
@@ -181,4 +184,49 @@ func manyIDs(n int) []string {
 		out[i] = "id-" + strings.Repeat("x", i%5) + string(rune('a'+i%26)) + string(rune('a'+i/26))
 	}
 	return out
+}
+
+// TestQueueLastErrorIsForItsWorkspace: a failed job's last error quotes
+// what it touched, so a workspace admin reads it only for jobs that name
+// their workspace; another workspace's job and a job that carries ids only
+// show that an error happened, not what it said. An operator reads all.
+func TestQueueLastErrorIsForItsWorkspace(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	q := c.P.Queues.Lookup
+	theirs := enqueue(t, c.P.Redis, q, kindFail, `{"workspace_id":"0b6c3f9e-other","fail":"their-secret"}`)
+	idsOnly := enqueue(t, c.P.Redis, q, kindFail, `{"event_id":"e1","fail":"ids-secret"}`)
+	ours := enqueue(t, c.P.Redis, q, kindFail, `{"workspace_id":"`+c.Tenant.Workspace.ID+`","fail":"our-error"}`)
+	srv := asynq.NewServerFromRedisClient(c.P.Redis, asynq.Config{Queues: map[string]int{q: 1}, Concurrency: 1,
+		LogLevel: asynq.FatalLevel, HealthCheckInterval: time.Hour})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(kindFail, func(_ context.Context, task *asynq.Task) error {
+		var p struct{ Fail string }
+		_ = json.Unmarshal(task.Payload(), &p)
+		return fmt.Errorf("upstream said %s (from the receiver)", p.Fail)
+	})
+	require.NoError(t, srv.Start(mux))
+	insp := asynq.NewInspectorFromRedisClient(c.P.Redis)
+	require.Eventually(t, func() bool {
+		qi, err := insp.GetQueueInfo(q)
+		return err == nil && qi.Archived == 3
+	}, 30*time.Second, 50*time.Millisecond)
+	srv.Shutdown()
+
+	cl := c.signedIn(t)
+	list := cl.get("/queues?queue=" + url.QueryEscape(q) + "&state=archived")
+	require.Equal(t, http.StatusOK, list.Status, list.Body)
+	require.Contains(t, list.Body, "upstream said our-error (from the receiver)")
+	require.NotContains(t, list.Body, "their-secret (from the receiver)")
+	require.NotContains(t, list.Body, "ids-secret (from the receiver)")
+	require.Equal(t, 2, strings.Count(list.Body, `class="muted hidden-error"`))
+	for id, hidden := range map[string]bool{theirs: true, idsOnly: true, ours: false} {
+		p := cl.get("/queues/" + q + "/tasks/" + id)
+		require.Equal(t, http.StatusOK, p.Status)
+		require.Equal(t, hidden, strings.Contains(p.Body, `id="error-hidden"`), id)
+	}
+	op := operatorView(t, c).signedIn(t)
+	list = op.get("/queues?queue=" + url.QueryEscape(q) + "&state=archived")
+	require.Contains(t, list.Body, "upstream said their-secret (from the receiver)", "an operator reads every job's error")
+	require.Contains(t, list.Body, "upstream said ids-secret (from the receiver)")
 }

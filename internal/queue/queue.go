@@ -107,6 +107,15 @@ func (t Task) MayRead(workspace string, operator bool) bool {
 	return operator || t.WorkspaceID == "" || t.WorkspaceID == workspace
 }
 
+// MayReadError says whether an admin of workspace may read the task's last
+// error. An error quotes what the job touched (a receiver's URL and reply,
+// a data source's message), and a job that carries ids only cannot be told
+// apart by workspace: operators read every job's error, others only those
+// of jobs that name their workspace.
+func (t Task) MayReadError(workspace string, operator bool) bool {
+	return operator || (t.WorkspaceID != "" && t.WorkspaceID == workspace)
+}
+
 // Queues returns every queue's state, in the order New named them.
 func (s *Service) Queues(ctx context.Context) ([]Info, error) {
 	known, err := s.insp.Queues()
