@@ -195,6 +195,7 @@ func TestConfiguredToolRefusals(t *testing.T) {
 		{"input schema not an object", f.appTool(map[string]any{"input_schema": []any{}}), "input_schema must be a JSON object"},
 		{"input schema does not compile", f.appTool(map[string]any{"input_schema": map[string]any{"type": "objekt"}}), "input_schema is not a valid JSON Schema"},
 		{"input schema reads a file", f.appTool(map[string]any{"input_schema": map[string]any{"$ref": "file:///etc/passwd"}}), "points outside the schema"},
+		{"input schema requires an injected key", f.appTool(map[string]any{"input_schema": map[string]any{"type": "object", "required": []any{"report_id", "configured_tool_id"}}}), "input_schema requires configured_tool_id, which the worker injects"},
 
 		{"app tool without bundle", f.appTool(map[string]any{"bundle_id": nil}), "bundle_id is required for app_tool"},
 		{"bundle not a uuid", f.appTool(map[string]any{"bundle_id": "invoice-review"}), "bundle_id must be a UUID"},

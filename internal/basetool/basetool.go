@@ -195,6 +195,11 @@ func Served(have Needs) []string {
 	return Names(func(t Tool) bool { return t.Runnable && t.Needs&have == t.Needs })
 }
 
+// AppToolInjected are the app tool inputs the worker injects from context
+// (seed 000: x-exclude-from-llm): a caller never supplies them, so a
+// configured tool's input_schema may not require them.
+var AppToolInjected = []string{"configured_tool_id", "key_definitions", "summary_instructions"}
+
 // DisallowedParam returns the first of params that a bundle may not supply
 // to the base tool named name, and why ("" when all may be supplied).
 func DisallowedParam(name string, params []string) (param, why string) {

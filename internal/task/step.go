@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/keydetail"
@@ -22,9 +23,8 @@ import (
 )
 
 // InjectedKeys are the app tool inputs the worker injects from context
-// (seed 000: x-exclude-from-llm). A caller may never supply them in params:
-// they come from the configured tool and the agent row.
-var InjectedKeys = []string{"configured_tool_id", "key_definitions", "summary_instructions"}
+// (basetool.AppToolInjected). A caller may never supply them in params.
+var InjectedKeys = basetool.AppToolInjected
 
 // StepInput is an app-tool step as the agent API takes it.
 type StepInput struct {

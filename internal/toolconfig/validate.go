@@ -46,6 +46,11 @@ func Validate(ctx context.Context, db *gorm.DB, workspaceID, selfID string, in I
 	if _, err := schema.Compile(inputSchema, "input_schema"); err != nil {
 		return t, err
 	}
+	if in.BaseTool == models.BaseAppTool {
+		if err := checkNoInjectedRequired(inputSchema); err != nil {
+			return t, err
+		}
+	}
 	t.InputSchema = models.JSON(inputSchema)
 
 	if row.Integration != "" {
@@ -297,4 +302,22 @@ func checkAppTool(ctx context.Context, db *gorm.DB, workspaceID, selfID string, 
 		t.AwaitExpirySeconds = in.AwaitExpirySeconds
 	}
 	return t, nil
+}
+
+// checkNoInjectedRequired refuses an app tool's input_schema that requires
+// a key the worker injects (basetool.AppToolInjected): callers are refused
+// when they send one, so a tool requiring it could never be called.
+func checkNoInjectedRequired(doc json.RawMessage) error {
+	var top struct {
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(doc, &top) != nil {
+		return nil // not an object with a required list: nothing to refuse
+	}
+	for _, k := range top.Required {
+		if slices.Contains(basetool.AppToolInjected, k) {
+			return apperr.Invalidf("input_schema requires %s, which the worker injects and a caller may never send: remove it from required", k)
+		}
+	}
+	return nil
 }
