@@ -258,9 +258,10 @@ func run(args []string) error {
 	fmt.Printf("req/s, server CPU/req, Postgres CPU/req and each ratio are the median of the rounds (a round: baseline then appruntime, each %s);\n"+
 		"p50/p99 are over every request of the rounds; Postgres CPU is every postgres process's on this machine (the data source's and the platform's)\n\n",
 		o.duration/time.Duration(o.rounds))
-	fmt.Printf("Redis/req is counted, not sampled: the Redis server's commands (INFO commandstats, server-wide: run the bench alone) over every\n" +
-		"request of the rounds; docs/performance.md#counted-costs has the Postgres statements per verb\n\n")
-	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "ratio per round")
+	fmt.Printf("Redis/req and scripts/req are counted, not sampled, over every request of the rounds: the Redis server's commands, a script's\n" +
+		"own included, and its scripts run (EVALSHA, EVAL, FCALL) (INFO commandstats, server-wide: run the bench alone);\n" +
+		"docs/performance.md#counted-costs has the round trips and Postgres statements per verb\n\n")
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s %11s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "scripts/req", "ratio per round")
 	redisOpt, err := redis.ParseURL(o.redisURL)
 	if err != nil {
 		return err
@@ -339,7 +340,7 @@ func run(args []string) error {
 				if err != nil {
 					return err
 				}
-				m.cpu, m.dbCPU, m.redisCommands = cpu1-cpu0, postgresCPU()-db0, redis1-redis0
+				m.cpu, m.dbCPU, m.redis = cpu1-cpu0, postgresCPU()-db0, redis1.sub(redis0)
 				measured[i].add(m)
 			}
 		}
@@ -355,8 +356,9 @@ func run(args []string) error {
 				perRound = fmt.Sprintf("%s (over appruntime: %s, median %.3f)", formatRatios(roundRatios(m.rounds, measured[0].rounds)),
 					formatRatios(vsFirst), median(vsFirst))
 			}
-			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
-				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), m.redisPerRequest(), perRound)
+			commands, scripts := m.redisPerRequest()
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f %11.2f   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
+				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), commands, scripts, perRound)
 		}
 		ratio[v.verb] = median(rounds)
 	}
@@ -781,50 +783,67 @@ func (m *measurement) medianPerRequest(cpu func(result) time.Duration) float64 {
 	return median(per)
 }
 
-// redisPerRequest is the Redis commands per request over every round: a
-// count, which does not drift with the machine's speed, so a total rather
-// than a median.
-func (m *measurement) redisPerRequest() float64 {
-	var commands, requests int64
+// redisPerRequest is the Redis commands and scripts per request over every
+// round: counts, which do not drift with the machine's speed, so totals
+// rather than medians.
+func (m *measurement) redisPerRequest() (commands, scripts float64) {
+	var total redisCount
+	var requests int64
 	for _, r := range m.rounds {
-		commands += r.redisCommands
+		total.commands += r.redis.commands
+		total.scripts += r.redis.scripts
 		requests += int64(len(r.latencies))
 	}
 	if requests == 0 {
-		return 0
+		return 0, 0
 	}
-	return float64(commands) / float64(requests)
+	return float64(total.commands) / float64(requests), float64(total.scripts) / float64(requests)
 }
 
-// redisCommands is how many commands the Redis server has run, from INFO
+// redisCount is what the Redis server has run: every command, those a
+// script runs included (INFO commandstats counts them), and the scripts.
+type redisCount struct{ commands, scripts int64 }
+
+func (c redisCount) sub(before redisCount) redisCount {
+	return redisCount{c.commands - before.commands, c.scripts - before.scripts}
+}
+
+// redisCommands is what the Redis server has run so far, from INFO
 // commandstats, leaving out INFO itself (the bench's own reading).
-func redisCommands(ctx context.Context, rc *redis.Client) (int64, error) {
+func redisCommands(ctx context.Context, rc *redis.Client) (redisCount, error) {
 	stats, err := rc.Info(ctx, "commandstats").Result()
 	if err != nil {
-		return 0, fmt.Errorf("redis INFO commandstats: %w", err)
+		return redisCount{}, fmt.Errorf("redis INFO commandstats: %w", err)
 	}
 	return commandCalls(stats), nil
 }
 
 // commandCalls sums the calls= of INFO commandstats' lines
 // (cmdstat_get:calls=3,usec=…), but INFO's.
-func commandCalls(stats string) int64 {
-	var total int64
+func commandCalls(stats string) redisCount {
+	var c redisCount
 	for _, line := range strings.Split(stats, "\n") {
 		name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
 			continue
 		}
 		for _, f := range strings.Split(fields, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err == nil {
-					total += n
-				}
+			v, ok := strings.CutPrefix(f, "calls=")
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			c.commands += n
+			switch name {
+			case "cmdstat_evalsha", "cmdstat_eval", "cmdstat_evalsha_ro", "cmdstat_eval_ro", "cmdstat_fcall", "cmdstat_fcall_ro":
+				c.scripts += n
 			}
 		}
 	}
-	return total
+	return c
 }
 
 // medianRPS is the median over the rounds of the requests per second.
@@ -933,9 +952,9 @@ type result struct {
 	elapsed   time.Duration
 	cpu       time.Duration // the server's CPU time during the run
 	dbCPU     time.Duration // every postgres process's CPU time during the run
-	// redisCommands is the Redis server's commands during the run, every
-	// client's (INFO commandstats has no per-database count).
-	redisCommands int64
+	// redis is what the Redis server ran during the run, for every client
+	// (INFO commandstats has no per-database count).
+	redis redisCount
 }
 
 func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
