@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,6 +94,7 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 	}
 	const warmup, n = 3, 20
 	got := map[string]verbCost{}
+	ran := map[string][]string{} // the platform statements of one request
 	for _, name := range []string{"read", "write", "lookup", "action"} {
 		call := func(i int) {
 			verb, body := bodies[name](i)
@@ -112,6 +114,15 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 			call(warmup + i)
 		}
 		p, s, r := platformPG.Count().Sub(p0), sourcePG.Count().Sub(s0), redisCount.Commands()-r0
+		// One more request, not counted, says what a request's statements are.
+		from := len(platformPG.Statements(0))
+		call(warmup + n)
+		for _, sql := range platformPG.Statements(from) {
+			if sql = strings.Join(strings.Fields(sql), " "); len(sql) > 140 {
+				sql = sql[:140] + "…"
+			}
+			ran[name] = append(ran[name], sql)
+		}
 		got[name] = verbCost{
 			PlatformStatements: float64(p.Statements) / n, PlatformTransactions: float64(p.Transactions) / n,
 			SourceStatements: float64(s.Statements) / n, SourceTransactions: float64(s.Transactions) / n,
@@ -120,8 +131,11 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 		t.Logf("%-6s platform statements %.2f (transactions %.2f), data-source statements %.2f (transactions %.2f), Redis commands %.2f per request; pings %d+%d over %d",
 			name, got[name].PlatformStatements, got[name].PlatformTransactions, got[name].SourceStatements, got[name].SourceTransactions, got[name].RedisCommands, p.Pings, s.Pings, n)
 	}
+	for _, name := range []string{"write", "action"} {
+		t.Logf("%s: one request's platform statements:\n%s", name, strings.Join(ran[name], "\n"))
+	}
 	const moved = "the counted costs per request moved: a change that adds a round trip fails here: say why in docs/performance.md#counted-costs and update the table there and countedCosts"
 	for name, c := range got {
-		require.Equal(t, countedCosts[name], c, "%s: %s", name, moved)
+		require.Equal(t, countedCosts[name], c, "%s: %s; one request's platform statements:\n%s", name, moved, strings.Join(ran[name], "\n"))
 	}
 }

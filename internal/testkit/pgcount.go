@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,6 +26,9 @@ type PGCounter struct {
 	statements atomic.Int64
 	begins     atomic.Int64
 	pings      atomic.Int64
+
+	mu   sync.Mutex
+	text []string // each counted statement's SQL, in order
 }
 
 // PGCount is what a PGCounter saw.
@@ -78,6 +82,21 @@ func (p *PGCounter) Rewrite(dsn string) string {
 	return u.String()
 }
 
+// Statements returns the SQL of the statements counted so far, from the
+// from-th on (the first is 0), to say what a count is made of.
+func (p *PGCounter) Statements(from int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.text[min(from, len(p.text)):]...)
+}
+
+func (p *PGCounter) counted(sql string) {
+	p.statements.Add(1)
+	p.mu.Lock()
+	p.text = append(p.text, sql)
+	p.mu.Unlock()
+}
+
 // Count is what the counter has seen so far.
 func (p *PGCounter) Count() PGCount {
 	return PGCount{p.statements.Load(), p.begins.Load(), p.pings.Load()}
@@ -95,7 +114,7 @@ func (p *PGCounter) serve(client net.Conn) {
 	}
 	defer server.Close()
 	go func() { _, _ = io.Copy(client, server); client.Close() }()
-	w := frontendReader{startup: true, counter: p}
+	w := frontendReader{startup: true, counter: p, prepared: map[string]string{}}
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := client.Read(buf)
@@ -113,9 +132,12 @@ func (p *PGCounter) serve(client net.Conn) {
 // untyped startup messages first (an SSL or GSS request is followed by
 // another), then messages of a type byte and an int32 length.
 type frontendReader struct {
-	startup bool
-	pending []byte
-	counter *PGCounter
+	startup  bool
+	pending  []byte
+	counter  *PGCounter
+	prepared map[string]string // statement name → SQL, from Parse
+	unnamed  string            // the unnamed statement's SQL
+	bound    string            // the SQL of the portal last bound
 }
 
 // Protocol codes of the untyped requests that precede the startup message.
@@ -152,10 +174,14 @@ func (r *frontendReader) feed(chunk []byte) {
 	}
 }
 
+// count reads one message: a simple query, or the Parse, Bind and Execute
+// of the extended protocol (a statement prepared once is bound by its name
+// afterwards, so Parse's SQL is kept by name).
 func (r *frontendReader) count(typ byte, body []byte) {
 	switch typ {
 	case 'Q':
-		text := bytes.ToLower(bytes.TrimSpace(bytes.TrimRight(body, "\x00")))
+		sql := string(bytes.TrimSpace(cString(body)))
+		text := bytes.ToLower([]byte(sql))
 		switch {
 		case bytes.HasPrefix(text, []byte("-- ping")):
 			r.counter.pings.Add(1)
@@ -163,10 +189,33 @@ func (r *frontendReader) count(typ byte, body []byte) {
 		case bytes.HasPrefix(text, []byte("begin")):
 			r.counter.begins.Add(1)
 		}
-		r.counter.statements.Add(1)
+		r.counter.counted(sql)
+	case 'P':
+		name := cString(body)
+		sql := string(cString(body[len(name)+1:]))
+		if len(name) == 0 {
+			r.unnamed = sql
+		} else {
+			r.prepared[string(name)] = sql
+		}
+	case 'B':
+		portal := cString(body)
+		name := cString(body[len(portal)+1:])
+		r.bound = r.unnamed
+		if len(name) > 0 {
+			r.bound = r.prepared[string(name)]
+		}
 	case 'E':
-		r.counter.statements.Add(1)
+		r.counter.counted(r.bound)
 	}
+}
+
+// cString is b up to its first NUL.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
 
 // RedisCounter is a go-redis hook that counts the commands its client
