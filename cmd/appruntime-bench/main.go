@@ -196,7 +196,11 @@ func run(args []string) error {
 		}
 	}
 
-	api := command(ctx, o.appruntime, env, "api")
+	// The api alone serves metrics (the worker, on the same environment,
+	// would bind the same address): its Go collector's malloc count gives
+	// the allocations per request.
+	metricsAddr := freeAddr()
+	api := command(ctx, o.appruntime, append(slices.Clone(env), "METRICS_ADDR="+metricsAddr), "api")
 	procs := []*exec.Cmd{api}
 	var other *exec.Cmd
 	otherAddr := ""
@@ -261,7 +265,9 @@ func run(args []string) error {
 	fmt.Printf("Redis/req and scripts/req are counted, not sampled, over every request of the rounds: the Redis server's commands, a script's\n" +
 		"own included, and its scripts run (EVALSHA, EVAL, FCALL) (INFO commandstats, server-wide: run the bench alone);\n" +
 		"docs/performance.md#counted-costs has the round trips and Postgres statements per verb\n\n")
-	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s %11s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "scripts/req", "ratio per round")
+	fmt.Printf("allocs/req: the appruntime api's heap allocations per request over the rounds (go_memstats_mallocs_total of its metrics,\n" +
+		"less a scrape's own)\n\n")
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s %11s %10s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "scripts/req", "allocs/req", "ratio per round")
 	redisOpt, err := redis.ParseURL(o.redisURL)
 	if err != nil {
 		return err
@@ -328,6 +334,12 @@ func run(args []string) error {
 				if err != nil {
 					return err
 				}
+				var mallocs0 int64
+				if t.server == "appruntime" {
+					if mallocs0, err = roundMallocs(metricsAddr); err != nil {
+						return err
+					}
+				}
 				m, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.duration/time.Duration(o.rounds))
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", t.server, v.verb, err)
@@ -341,6 +353,13 @@ func run(args []string) error {
 					return err
 				}
 				m.cpu, m.dbCPU, m.redis = cpu1-cpu0, postgresCPU()-db0, redis1.sub(redis0)
+				if t.server == "appruntime" {
+					mallocs1, err := mallocs(metricsAddr)
+					if err != nil {
+						return err
+					}
+					m.mallocs = mallocs1 - mallocs0
+				}
 				measured[i].add(m)
 			}
 		}
@@ -357,8 +376,12 @@ func run(args []string) error {
 					formatRatios(vsFirst), median(vsFirst))
 			}
 			commands, scripts := m.redisPerRequest()
-			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f %11.2f   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
-				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), commands, scripts, perRound)
+			allocs := "-"
+			if m.server == "appruntime" {
+				allocs = fmt.Sprintf("%.0f", m.mallocsPerRequest())
+			}
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f %11.2f %10s   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
+				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), commands, scripts, allocs, perRound)
 		}
 		ratio[v.verb] = median(rounds)
 	}
@@ -800,6 +823,55 @@ func (m *measurement) redisPerRequest() (commands, scripts float64) {
 	return float64(total.commands) / float64(requests), float64(total.scripts) / float64(requests)
 }
 
+// mallocsPerRequest is the api's allocations per request over every round.
+func (m *measurement) mallocsPerRequest() float64 {
+	var mallocs, requests int64
+	for _, r := range m.rounds {
+		mallocs += r.mallocs
+		requests += int64(len(r.latencies))
+	}
+	if requests == 0 {
+		return 0
+	}
+	return float64(mallocs) / float64(requests)
+}
+
+// roundMallocs is the api's malloc count before a round, less what one
+// scrape allocates (read from two scrapes back to back), so that the
+// round's delta, which ends with a scrape, counts the requests' alone.
+func roundMallocs(addr string) (int64, error) {
+	a, err := mallocs(addr)
+	if err != nil {
+		return 0, err
+	}
+	b, err := mallocs(addr)
+	if err != nil {
+		return 0, err
+	}
+	return b + (b - a), nil
+}
+
+// mallocs scrapes the api's go_memstats_mallocs_total.
+func mallocs(addr string) (int64, error) {
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, fmt.Errorf("api metrics: %w", err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_mallocs_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("api metrics: go_memstats_mallocs_total %q: %w", v, err)
+			}
+			return int64(f), nil
+		}
+	}
+	return 0, fmt.Errorf("api metrics: no go_memstats_mallocs_total (%v)", sc.Err())
+}
+
 // redisCount is what the Redis server has run: every command, those a
 // script runs included (INFO commandstats counts them), and the scripts.
 type redisCount struct{ commands, scripts int64 }
@@ -955,6 +1027,9 @@ type result struct {
 	// redis is what the Redis server ran during the run, for every client
 	// (INFO commandstats has no per-database count).
 	redis redisCount
+	// mallocs is the api's heap allocations during the run (appruntime's
+	// rounds only).
+	mallocs int64
 }
 
 func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
