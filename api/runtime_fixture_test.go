@@ -59,7 +59,15 @@ func newRuntimeFixture(t *testing.T, opts ...apiOption) *runtimeFixture {
 // newRuntimeFixtureOn is newRuntimeFixture on a Redis of the test's choice.
 func newRuntimeFixtureOn(t *testing.T, rd testkit.RedisEnv, opts ...apiOption) *runtimeFixture {
 	t.Helper()
-	a := newTestAPIOn(t, testkit.Schema(t), rd, opts...)
+	return newRuntimeFixtureWith(t, testkit.Schema(t), rd, func(dsn string) string { return dsn }, opts...)
+}
+
+// newRuntimeFixtureWith is newRuntimeFixture on a platform store and Redis of
+// the test's choice, its integration reaching the data source at
+// sourceDSN(the data source's own DSN) (a test's proxy, for one).
+func newRuntimeFixtureWith(t *testing.T, st *store.Store, rd testkit.RedisEnv, sourceDSN func(string) string, opts ...apiOption) *runtimeFixture {
+	t.Helper()
+	a := newTestAPIOn(t, st, rd, opts...)
 	f := &runtimeFixture{api: a, tenant: testkit.NewTenant(t, a.Store.DB)}
 	ctx := context.Background()
 
@@ -68,7 +76,7 @@ func newRuntimeFixtureOn(t *testing.T, rd testkit.RedisEnv, opts ...apiOption) *
 	require.NoError(t, f.source.DB.Exec(`CREATE TABLE decisions (id serial PRIMARY KEY, task_id text NOT NULL, decision text NOT NULL)`).Error)
 	require.NoError(t, f.source.DB.Exec(`INSERT INTO invoices VALUES (1,'ACME',10.50,'pending'),(2,'ACME',20,'pending'),(3,'Globex',30,'pending')`).Error)
 
-	secrets, err := a.P.Secrets.SealJSON(datasource.Secrets{DSN: testkit.URLOf(f.source)})
+	secrets, err := a.P.Secrets.SealJSON(datasource.Secrets{DSN: sourceDSN(testkit.URLOf(f.source))})
 	require.NoError(t, err)
 	integ := models.Integration{ID: models.NewID(), WorkspaceID: f.tenant.Workspace.ID, Name: "invoices db", Kind: "postgres", SecretsEnc: secrets}
 	require.NoError(t, a.Store.DB.Create(&integ).Error)

@@ -196,7 +196,11 @@ func run(args []string) error {
 		}
 	}
 
-	api := command(ctx, o.appruntime, env, "api")
+	// The api alone serves metrics (the worker, on the same environment,
+	// would bind the same address): its Go collector's malloc count gives
+	// the allocations per request.
+	metricsAddr := freeAddr()
+	api := command(ctx, o.appruntime, append(slices.Clone(env), "METRICS_ADDR="+metricsAddr), "api")
 	procs := []*exec.Cmd{api}
 	var other *exec.Cmd
 	otherAddr := ""
@@ -258,7 +262,18 @@ func run(args []string) error {
 	fmt.Printf("req/s, server CPU/req, Postgres CPU/req and each ratio are the median of the rounds (a round: baseline then appruntime, each %s);\n"+
 		"p50/p99 are over every request of the rounds; Postgres CPU is every postgres process's on this machine (the data source's and the platform's)\n\n",
 		o.duration/time.Duration(o.rounds))
-	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "ratio per round")
+	fmt.Printf("Redis/req and scripts/req are counted, not sampled, over every request of the rounds: the Redis server's commands, a script's\n" +
+		"own included, and its scripts run (EVALSHA, EVAL, FCALL) (INFO commandstats, server-wide: run the bench alone);\n" +
+		"docs/performance.md#counted-costs has the round trips and Postgres statements per verb\n\n")
+	fmt.Printf("allocs/req: the appruntime api's heap allocations per request over the rounds (go_memstats_mallocs_total of its metrics,\n" +
+		"less a scrape's own)\n\n")
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s %11s %10s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "scripts/req", "allocs/req", "ratio per round")
+	redisOpt, err := redis.ParseURL(o.redisURL)
+	if err != nil {
+		return err
+	}
+	counted := redis.NewClient(redisOpt)
+	defer counted.Close()
 	type target struct {
 		server, addr, path, token string
 		body                      func(r *rand.Rand) []byte
@@ -315,6 +330,16 @@ func run(args []string) error {
 					return err
 				}
 				db0 := postgresCPU()
+				redis0, err := redisCommands(ctx, counted)
+				if err != nil {
+					return err
+				}
+				var mallocs0 int64
+				if t.server == "appruntime" {
+					if mallocs0, err = roundMallocs(metricsAddr); err != nil {
+						return err
+					}
+				}
 				m, err := load(ctx, t.addr, t.path, t.token, t.body, o.concurrency, o.duration/time.Duration(o.rounds))
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", t.server, v.verb, err)
@@ -323,7 +348,18 @@ func run(args []string) error {
 				if err != nil {
 					return err
 				}
-				m.cpu, m.dbCPU = cpu1-cpu0, postgresCPU()-db0
+				redis1, err := redisCommands(ctx, counted)
+				if err != nil {
+					return err
+				}
+				m.cpu, m.dbCPU, m.redis = cpu1-cpu0, postgresCPU()-db0, redis1.sub(redis0)
+				if t.server == "appruntime" {
+					mallocs1, err := mallocs(metricsAddr)
+					if err != nil {
+						return err
+					}
+					m.mallocs = mallocs1 - mallocs0
+				}
 				measured[i].add(m)
 			}
 		}
@@ -339,8 +375,13 @@ func run(args []string) error {
 				perRound = fmt.Sprintf("%s (over appruntime: %s, median %.3f)", formatRatios(roundRatios(m.rounds, measured[0].rounds)),
 					formatRatios(vsFirst), median(vsFirst))
 			}
-			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
-				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), perRound)
+			commands, scripts := m.redisPerRequest()
+			allocs := "-"
+			if m.server == "appruntime" {
+				allocs = fmt.Sprintf("%.0f", m.mallocsPerRequest())
+			}
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f %11.2f %10s   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
+				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), commands, scripts, allocs, perRound)
 		}
 		ratio[v.verb] = median(rounds)
 	}
@@ -765,6 +806,118 @@ func (m *measurement) medianPerRequest(cpu func(result) time.Duration) float64 {
 	return median(per)
 }
 
+// redisPerRequest is the Redis commands and scripts per request over every
+// round: counts, which do not drift with the machine's speed, so totals
+// rather than medians.
+func (m *measurement) redisPerRequest() (commands, scripts float64) {
+	var total redisCount
+	var requests int64
+	for _, r := range m.rounds {
+		total.commands += r.redis.commands
+		total.scripts += r.redis.scripts
+		requests += int64(len(r.latencies))
+	}
+	if requests == 0 {
+		return 0, 0
+	}
+	return float64(total.commands) / float64(requests), float64(total.scripts) / float64(requests)
+}
+
+// mallocsPerRequest is the api's allocations per request over every round.
+func (m *measurement) mallocsPerRequest() float64 {
+	var mallocs, requests int64
+	for _, r := range m.rounds {
+		mallocs += r.mallocs
+		requests += int64(len(r.latencies))
+	}
+	if requests == 0 {
+		return 0
+	}
+	return float64(mallocs) / float64(requests)
+}
+
+// roundMallocs is the api's malloc count before a round, less what one
+// scrape allocates (read from two scrapes back to back), so that the
+// round's delta, which ends with a scrape, counts the requests' alone.
+func roundMallocs(addr string) (int64, error) {
+	a, err := mallocs(addr)
+	if err != nil {
+		return 0, err
+	}
+	b, err := mallocs(addr)
+	if err != nil {
+		return 0, err
+	}
+	return b + (b - a), nil
+}
+
+// mallocs scrapes the api's go_memstats_mallocs_total.
+func mallocs(addr string) (int64, error) {
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, fmt.Errorf("api metrics: %w", err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_mallocs_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("api metrics: go_memstats_mallocs_total %q: %w", v, err)
+			}
+			return int64(f), nil
+		}
+	}
+	return 0, fmt.Errorf("api metrics: no go_memstats_mallocs_total (%v)", sc.Err())
+}
+
+// redisCount is what the Redis server has run: every command, those a
+// script runs included (INFO commandstats counts them), and the scripts.
+type redisCount struct{ commands, scripts int64 }
+
+func (c redisCount) sub(before redisCount) redisCount {
+	return redisCount{c.commands - before.commands, c.scripts - before.scripts}
+}
+
+// redisCommands is what the Redis server has run so far, from INFO
+// commandstats, leaving out INFO itself (the bench's own reading).
+func redisCommands(ctx context.Context, rc *redis.Client) (redisCount, error) {
+	stats, err := rc.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return redisCount{}, fmt.Errorf("redis INFO commandstats: %w", err)
+	}
+	return commandCalls(stats), nil
+}
+
+// commandCalls sums the calls= of INFO commandstats' lines
+// (cmdstat_get:calls=3,usec=…), but INFO's.
+func commandCalls(stats string) redisCount {
+	var c redisCount
+	for _, line := range strings.Split(stats, "\n") {
+		name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for _, f := range strings.Split(fields, ",") {
+			v, ok := strings.CutPrefix(f, "calls=")
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			c.commands += n
+			switch name {
+			case "cmdstat_evalsha", "cmdstat_eval", "cmdstat_evalsha_ro", "cmdstat_eval_ro", "cmdstat_fcall", "cmdstat_fcall_ro":
+				c.scripts += n
+			}
+		}
+	}
+	return c
+}
+
 // medianRPS is the median over the rounds of the requests per second.
 func (m *measurement) medianRPS() float64 {
 	per := make([]float64, len(m.rounds))
@@ -871,6 +1024,12 @@ type result struct {
 	elapsed   time.Duration
 	cpu       time.Duration // the server's CPU time during the run
 	dbCPU     time.Duration // every postgres process's CPU time during the run
+	// redis is what the Redis server ran during the run, for every client
+	// (INFO commandstats has no per-database count).
+	redis redisCount
+	// mallocs is the api's heap allocations during the run (appruntime's
+	// rounds only).
+	mallocs int64
 }
 
 func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }

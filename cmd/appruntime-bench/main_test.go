@@ -30,6 +30,20 @@ func TestRatiosAreTheMedianOfTheRounds(t *testing.T) {
 	require.Equal(t, "read_ratio=0.70 lookup_ratio=0.25", ratioLine(map[string]float64{"read": 0.7, "lookup": 0.25}))
 }
 
+func TestRedisCountsAreTotalsOverTheRounds(t *testing.T) {
+	t.Parallel()
+	stats := "# Commandstats\r\ncmdstat_evalsha:calls=40,usec=120,usec_per_call=3.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_info:calls=7,usec=9,usec_per_call=1.29,rejected_calls=0,failed_calls=0\r\ncmdstat_get:calls=2,usec=1,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n"
+	require.Equal(t, redisCount{commands: 42, scripts: 40}, commandCalls(stats), "every command but the bench's own INFO")
+
+	var m measurement
+	m.add(result{latencies: make([]time.Duration, 100), redis: redisCount{commands: 400, scripts: 100}})
+	m.add(result{latencies: make([]time.Duration, 300), redis: redisCount{commands: 200, scripts: 50}})
+	commands, scripts := m.redisPerRequest()
+	require.InDelta(t, 1.5, commands, 1e-9)
+	require.InDelta(t, 0.375, scripts, 1e-9)
+}
+
 func TestVerbsFlag(t *testing.T) {
 	t.Parallel()
 	var s verbSet

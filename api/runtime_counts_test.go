@@ -1,0 +1,141 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/bindingspec"
+	"github.com/appruntime/appruntime/internal/rdb"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/testkit"
+)
+
+// verbCost is what one runtime request costs in steady state, counted.
+type verbCost struct {
+	PlatformStatements   float64 // statements on the platform's Postgres
+	PlatformTransactions float64 // explicit transactions there
+	SourceStatements     float64 // statements on the binding's data source
+	SourceTransactions   float64
+	RedisCommands        float64
+}
+
+// countedCosts are the counted costs of each runtime verb in steady state:
+// the reference of docs/performance.md#counted-costs. A change that moves
+// one changes the table there and says why.
+var countedCosts = map[string]verbCost{
+	// A row op's read is its one data-source statement: the session, the
+	// binding and the limiter cost nothing (cached, and reads are not
+	// rate-limited).
+	"read": {SourceStatements: 1},
+	// A lone write: the journal's open (waited for), then on the settle
+	// writer the completion and the batch row's delete; and the data-source
+	// statement. On a busy api the settle writer shares its statements among
+	// the writes queued together, so this is the most a write costs.
+	"write": {PlatformStatements: 3, SourceStatements: 1},
+	// The limiter's round trip; the upstream call is not counted here.
+	"lookup": {RedisCommands: 1},
+	// The limiter's round trip, the journal's open and feed rows in one
+	// platform transaction, and the data source's own transaction (BEGIN,
+	// the insert, COMMIT).
+	"action": {PlatformStatements: 8, PlatformTransactions: 1, SourceStatements: 3, SourceTransactions: 1, RedisCommands: 1},
+}
+
+// Each runtime verb costs, in steady state, a pinned number of statements on
+// the platform's Postgres and on the data source and of Redis commands per
+// request: a change that adds a round trip fails here. Counted, not timed:
+// every Postgres connection of the platform and of the integration goes
+// through a counting proxy of the test's own, and the platform's Redis
+// client is a client of the test's own with a counting hook, so the tests
+// running beside this one on the shared servers are not counted (the
+// servers' pg_stat_statements and INFO commandstats are server-wide).
+func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	platformPG, sourcePG := testkit.NewPGCounter(t), testkit.NewPGCounter(t)
+	schema := testkit.Schema(t)
+	st, err := store.Open(ctx, platformPG.Rewrite(testkit.URLOf(schema)), store.Options{MaxOpenConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	rd := testkit.Redis(t) // its prefix, queues and cleanup; the platform gets a client of its own
+	client, err := rdb.Open(ctx, testkit.RedisURL())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	redisCount := testkit.CountRedis(client)
+	rd.Client = client
+
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"A-1"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	f := newRuntimeFixtureWith(t, st, rd, sourcePG.Rewrite)
+	generousRate(f.api)
+	spec := fixtureSpec()
+	spec.HTTPCalls = []bindingspec.HTTPCall{{Op: "lookup_item", Method: "GET", URL: upstream.URL + "/items/{{id}}"}}
+	f.saveSpec(t, spec)
+
+	bodies := map[string]func(i int) (string, map[string]any){
+		"read": func(int) (string, map[string]any) { return "read", map[string]any{"op": "list_invoices"} },
+		"write": func(i int) (string, map[string]any) {
+			return "write", map[string]any{"op": "set_status", "payload": map[string]any{"row": map[string]any{"id": 2, "status": fmt.Sprint("s", i)}}}
+		},
+		"lookup": func(i int) (string, map[string]any) {
+			return "read", map[string]any{"op": "lookup_item", "payload": map[string]any{"id": fmt.Sprint(i)}}
+		},
+		"action": func(i int) (string, map[string]any) {
+			return "action", map[string]any{"op": "note_only", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": fmt.Sprint("d", i)}}}}
+		},
+	}
+	const warmup, n = 3, 20
+	got := map[string]verbCost{}
+	ran := map[string][]string{} // the platform statements of one request
+	for _, name := range []string{"read", "write", "lookup", "action"} {
+		call := func(i int) {
+			verb, body := bodies[name](i)
+			r := f.verb(t, verb, body)
+			require.Equal(t, 200, r.Status, "%s: %s", name, r.Raw)
+			// The completion a /write queues is settled after its answer,
+			// with whatever else is queued by then: waiting for it makes
+			// each write a lone one, whose count does not depend on timing
+			// (an empty queue's Flush costs no statement).
+			require.NoError(t, f.api.P.Runtime.Journal.Flush(ctx))
+		}
+		for i := range warmup {
+			call(i)
+		}
+		p0, s0, r0 := platformPG.Count(), sourcePG.Count(), redisCount.Commands()
+		for i := range n {
+			call(warmup + i)
+		}
+		p, s, r := platformPG.Count().Sub(p0), sourcePG.Count().Sub(s0), redisCount.Commands()-r0
+		// One more request, not counted, says what a request's statements are.
+		from := len(platformPG.Statements(0))
+		call(warmup + n)
+		for _, sql := range platformPG.Statements(from) {
+			if sql = strings.Join(strings.Fields(sql), " "); len(sql) > 140 {
+				sql = sql[:140] + "…"
+			}
+			ran[name] = append(ran[name], sql)
+		}
+		got[name] = verbCost{
+			PlatformStatements: float64(p.Statements) / n, PlatformTransactions: float64(p.Transactions) / n,
+			SourceStatements: float64(s.Statements) / n, SourceTransactions: float64(s.Transactions) / n,
+			RedisCommands: float64(r) / n,
+		}
+		t.Logf("%-6s platform statements %.2f (transactions %.2f), data-source statements %.2f (transactions %.2f), Redis commands %.2f per request; pings %d+%d over %d",
+			name, got[name].PlatformStatements, got[name].PlatformTransactions, got[name].SourceStatements, got[name].SourceTransactions, got[name].RedisCommands, p.Pings, s.Pings, n)
+	}
+	for _, name := range []string{"write", "action"} {
+		t.Logf("%s: one request's platform statements:\n%s", name, strings.Join(ran[name], "\n"))
+	}
+	const moved = "the counted costs per request moved: a change that adds a round trip fails here: say why in docs/performance.md#counted-costs and update the table there and countedCosts"
+	for name, c := range got {
+		require.Equal(t, countedCosts[name], c, "%s: %s; one request's platform statements:\n%s", name, moved, strings.Join(ran[name], "\n"))
+	}
+}
