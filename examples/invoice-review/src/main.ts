@@ -4,6 +4,7 @@
 // action that resumes the parked task), renews its session, and backs off
 // on 429 beyond the SDK's own retries.
 import { AppRuntimeError, connect } from "@appruntime/sdk";
+import { withBackoff } from "./backoff.js";
 import type { Ops, Runtime } from "./binding.js";
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -17,23 +18,9 @@ const say = (err: unknown): void => {
   statusEl.textContent = err instanceof AppRuntimeError ? `${err.message} (${err.status})` : String(err);
 };
 
-// withBackoff runs call again while the runtime answers 429 after the SDK's
-// own retries (connect's maxRetries) are spent: it waits Retry-After when
-// the runtime sends one, else doubles a one-second wait, up to attempts tries.
-export async function withBackoff<T>(call: () => Promise<T>, attempts = 4, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<T> {
-  let wait = 1000;
-  for (let i = 1; ; i++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (!(err instanceof AppRuntimeError) || err.status !== 429 || i >= attempts) throw err;
-      const ms = err.retryAfter !== undefined ? err.retryAfter * 1000 : wait;
-      statusEl.textContent = `Busy: retrying in ${Math.ceil(ms / 1000)} s`;
-      await sleep(ms);
-      wait *= 2;
-    }
-  }
-}
+// Busy beyond the SDK's own retries: withBackoff waits and tells the reviewer.
+const backoff = <T>(call: () => Promise<T>): Promise<T> =>
+  withBackoff(call, 4, { onWait: (ms) => { statusEl.textContent = `Busy: retrying in ${Math.ceil(ms / 1000)} s`; } });
 
 const app: Runtime = await connect<Ops>({ maxRetries: 2 });
 const showSession = (at: Date): void => { sessionEl.textContent = `Session until ${at.toISOString()}`; };
@@ -41,7 +28,7 @@ showSession(app.expiresAt);
 app.on("session", (m) => { if (m.expires_at) showSession(new Date(m.expires_at)); });
 
 async function load(): Promise<void> {
-  const page = await withBackoff(() => app.read("list_invoices", { columns: ["id", "vendor", "amount", "status"], limit: 50 }));
+  const page = await backoff(() => app.read("list_invoices", { columns: ["id", "vendor", "amount", "status"], limit: 50 }));
   tbody.replaceChildren();
   for (const [id, vendor, amount, status] of page.rows) {
     const tr = tbody.insertRow();
@@ -52,7 +39,7 @@ async function load(): Promise<void> {
     hold.onclick = async () => {
       hold.disabled = true;
       try {
-        await withBackoff(() => app.write("set_status", { row: { id, status: "on_hold" } }));
+        await backoff(() => app.write("set_status", { row: { id, status: "on_hold" } }));
         await load();
       } catch (err) { say(err); }
     };
@@ -68,7 +55,7 @@ approve.onclick = async () => {
     // A review can sit open for long: renew the session first so the
     // approval never meets an expired token (the SDK also renews on a 401).
     showSession(await app.renewSession());
-    const r = await withBackoff(() => app.action("approve_invoice",
+    const r = await backoff(() => app.action("approve_invoice",
       { rows: { record_decision: { decision: "approved", note: reason.value } } },
       { awaitId: app.awaitId }));
     statusEl.textContent = r.results.await_resolved ? "Approved: the agent resumes." : "Approved (the task was not waiting).";
