@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/reply"
+	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/models"
 )
@@ -173,9 +175,11 @@ func (s *server) viewerDocuments(c *fiber.Ctx, taskID string) ([]viewerDocument,
 	return docs, nil
 }
 
-// reviewSession is what the host script mounts the artifact with.
+// reviewSession is what the host script mounts the artifact with; on a
+// renewal it takes the session token and expiry of Init to the bundle.
 type reviewSession struct {
 	Init              json.RawMessage `json:"init"`
+	SessionID         string          `json:"session_id"`
 	BundleURL         string          `json:"bundle_url"`
 	DefaultFullscreen bool            `json:"default_fullscreen"`
 	AwaitPending      bool            `json:"await_pending"`
@@ -184,7 +188,10 @@ type reviewSession struct {
 // openReviewSession answers POST /review/tasks/:id/session (from the host
 // script, with the CSRF header): it mints a session on the task's artifact
 // step for the reviewer and returns the init message and display settings,
-// read live.
+// read live. The host script also posts it to answer the SDK's
+// renew_session bridge message, with {"replaces": SESSION_ID} naming the
+// reviewer's session it handed the bundle, which the new one replaces (as
+// the admin's artifact page does, renewArtifactSession).
 func (s *server) openReviewSession(c *fiber.Ctx) error {
 	d, err := s.reviewTask(c)
 	if err != nil {
@@ -194,11 +201,20 @@ func (s *server) openReviewSession(c *fiber.Ctx) error {
 	if !models.IsID(stepID) {
 		return apperr.Invalidf("step must be the artifact step's id")
 	}
+	var req renewRequest
+	if len(bytes.TrimSpace(c.Body())) > 0 {
+		if err := strictjson.Unmarshal(c.Body(), &req); err != nil {
+			return apperr.Invalidf("the body is {} or {\"replaces\": SESSION_ID}: %v", err)
+		}
+	}
+	if req.Replaces != "" && !models.IsID(req.Replaces) {
+		return apperr.Invalidf("replaces must be a session id")
+	}
 	me := adminOf(c)
 	// Bound to the task the reviewer holds: a step of another task is
 	// refused before any session is minted (a mint may end another
 	// reviewer's live session on its task).
-	desc, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{WorkspaceID: me.WorkspaceID, UserID: me.ID, StepID: stepID, TaskID: d.ID})
+	desc, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{WorkspaceID: me.WorkspaceID, UserID: me.ID, StepID: stepID, TaskID: d.ID, Replaces: req.Replaces})
 	if err != nil {
 		return err
 	}
@@ -209,7 +225,7 @@ func (s *server) openReviewSession(c *fiber.Ctx) error {
 	if err != nil {
 		return fmt.Errorf("console: encode init message: %w", err)
 	}
-	return c.JSON(reviewSession{Init: init, BundleURL: desc.BundleURL, DefaultFullscreen: desc.DefaultFullscreen, AwaitPending: desc.AwaitPending})
+	return c.JSON(reviewSession{Init: init, SessionID: desc.SessionID, BundleURL: desc.BundleURL, DefaultFullscreen: desc.DefaultFullscreen, AwaitPending: desc.AwaitPending})
 }
 
 // abortReview answers POST /review/tasks/:id/abort: the reviewer puts the

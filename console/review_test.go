@@ -81,6 +81,21 @@ func TestReviewerPages(t *testing.T) {
 	require.Equal(t, "init", init["type"])
 	require.NotEmpty(t, init["session_token"])
 
+	// The host's answer to the SDK's renew_session: a fresh session that
+	// replaces the one the bundle holds; a malformed body mints nothing.
+	first := body["session_id"].(string)
+	r, renewed := cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+f.StepID, map[string]string{"replaces": first})
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.NotEqual(t, first, renewed["session_id"])
+	require.NotEqual(t, init["session_token"], renewed["init"].(map[string]any)["session_token"])
+	var replaced models.AppSession
+	require.NoError(t, c.Store.DB.Take(&replaced, "id = ?", first).Error)
+	require.NotNil(t, replaced.RevokedAt, "the renewal replaced the first session")
+	for _, bad := range []any{map[string]string{"replaces": "not an id"}, map[string]string{"replace": first}} {
+		r, _ = cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+f.StepID, bad)
+		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", bad, r.Body)
+	}
+
 	// A step of a task the reviewer does not hold mints nothing there (a
 	// mint may end that task's oldest live session, someone else's).
 	var held models.Step

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,7 +10,41 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/appruntime/appruntime/internal/bindingspec"
+	"github.com/appruntime/appruntime/internal/demo"
 )
+
+// TestTheExampleIsTypedForTheDemoBinding: examples/invoice-review type-checks
+// against the demo binding's ops, so its binding.json must be the binding
+// the dev mode seeds (demo.Spec), and its src/binding.d.ts what `appruntime
+// bundle types` writes for it (regenerate it with `npm run types` there).
+func TestTheExampleIsTypedForTheDemoBinding(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../examples/invoice-review/binding.json")
+	require.NoError(t, err)
+	var file struct {
+		Name              string          `json:"name"`
+		AllowedOperations json.RawMessage `json:"allowed_operations"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &file))
+	require.Equal(t, demo.BindingName, file.Name)
+	var got bindingspec.Spec
+	require.NoError(t, bindingspec.DecodeStored(file.AllowedOperations, &got))
+	want, err := json.Marshal(demo.Spec())
+	require.NoError(t, err)
+	gotJSON, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(gotJSON), "binding.json is the demo binding (internal/demo.Spec)")
+
+	out := filepath.Join(t.TempDir(), "binding.d.ts")
+	require.NoError(t, runBundle(context.Background(), []string{"types", "--spec", "../../examples/invoice-review/binding.json", "--out", out}))
+	fresh, err := os.ReadFile(out)
+	require.NoError(t, err)
+	committed, err := os.ReadFile("../../examples/invoice-review/src/binding.d.ts")
+	require.NoError(t, err)
+	require.Equal(t, string(fresh), string(committed), "src/binding.d.ts is stale: run npm run types in examples/invoice-review")
+}
 
 // TestBundleTypesWritesTheCommittedFixture: the declarations of
 // sdk/test/binding.json are sdk/test/binding.d.ts, which scripts/sdk-check

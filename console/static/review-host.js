@@ -29,6 +29,8 @@
   var highlighting = false;    // the reviewer is using the highlighter
   var translating = false;
   var opening = false;         // a session was asked for (or the artifact is open)
+  var sessionID = "";          // the session handed to the bundle, which a renewal replaces
+  var renewing = false;
 
   function status(text) {
     if (bridge) {
@@ -69,6 +71,7 @@
     status("opening…");
     return post("/review/tasks/" + taskID + "/session?step=" + encodeURIComponent(stepID)).then(function (s) {
       init = s.init;
+      sessionID = s.session_id || "";
       granted = (init.runtime && Array.isArray(init.runtime.capabilities)) ? init.runtime.capabilities : [];
       sent = false;
       frame.src = s.bundle_url;
@@ -104,8 +107,31 @@
     return granted.indexOf(name) >= 0;
   }
 
+  // renew answers the SDK's renew_session: a fresh session for the same
+  // step, replacing the one the bundle holds, sent as {type: "session"}.
+  function renew() {
+    if (renewing) {
+      return;
+    }
+    renewing = true;
+    post("/review/tasks/" + taskID + "/session?step=" + encodeURIComponent(stepID), { replaces: sessionID }).then(function (s) {
+      sessionID = s.session_id || "";
+      toFrame({ type: "session", session_token: s.init.session_token, expires_at: s.init.expires_at });
+    }).catch(function (err) {
+      toFrame({ type: "session", error: err.message });
+    }).then(function () {
+      renewing = false;
+    });
+  }
+
   // Each handler checks its message's shape; a false return means ignored.
   var handlers = {
+    renew_session: {
+      run: function () {
+        renew();
+        return true;
+      }
+    },
     set_selection_mode: {
       requires: "document_selection",
       run: function (m) {
