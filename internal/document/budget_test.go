@@ -101,7 +101,9 @@ func TestXLSXBombIsStreamed(t *testing.T) {
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d MiB allocated in %s", allocated>>20, took)
 	require.Less(t, allocated, uint64(16<<20))
-	require.Less(t, took, 5*time.Second) // ~0.1 s alone; a loaded CI machine is slower
+	// No wall-clock bound here (~0.1 s alone, 7 s seen under -race on a
+	// loaded machine): the work budget (MaxWork) is what bounds time, with
+	// an over-budget error the other tests assert; this one is about memory.
 }
 
 // TestXLSXCellBudget: a sheet of more than MaxSheetCells empty cells (no
