@@ -121,9 +121,9 @@ type Config struct {
 	// (RUN_CONCURRENCY, RUN_WAIT): a run holds its slot while its job runs
 	// on the worker fleet, so it is bounded apart from lookups
 	// (docs/operators.md#run-on-the-worker-fleet).
-	RunConcurrency int
-	RunWait        time.Duration
-	ShutdownTimeout   time.Duration // how long SIGTERM waits for in-flight work
+	RunConcurrency  int
+	RunWait         time.Duration
+	ShutdownTimeout time.Duration // how long SIGTERM waits for in-flight work
 	// SurfaceRate and SurfaceBurst are the per-surface rate limit of /run,
 	// /action and lookups (seed 000: 5/s, burst 20). Only benchmarks change it.
 	SurfaceRate  int
