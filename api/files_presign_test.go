@@ -15,18 +15,26 @@ import (
 	"github.com/appruntime/appruntime/models"
 )
 
+// newS3API starts a versitygw with an empty bucket and an API whose blobs
+// live there (BLOB_URL, no BLOB_DIR; see docs/deploy.md#choose-a-blob-store).
+// It sets the AWS credentials in the environment, so its callers cannot
+// run in parallel.
+func newS3API(t *testing.T, bucket string, opts ...apiOption) (*testkit.S3Server, *testAPI) {
+	t.Helper()
+	srv := testkit.NewS3Server(t)
+	srv.MakeBucket(t, bucket)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	opts = append([]apiOption{func(c *config.Config) { c.BlobDir, c.BlobURL = "", srv.URL(bucket, "") }}, opts...)
+	return srv, newTestAPI(t, opts...)
+}
+
 // TestManagedURLRedirectsToThePresignedBucket is BLOB_PRESIGN wired end to
 // end: an agent uploads a PDF to a bucket-backed deployment, its managed
 // URL answers 302 to the bucket, and the bucket serves the bytes; a
 // tampered URL is still refused here, before any redirect.
 func TestManagedURLRedirectsToThePresignedBucket(t *testing.T) { // not parallel: sets the AWS environment
-	srv := testkit.NewS3Server(t)
-	srv.MakeBucket(t, "api-files")
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	a := newTestAPI(t, func(c *config.Config) {
-		c.BlobDir, c.BlobURL, c.BlobPresign = "", srv.URL("api-files", ""), true
-	})
+	srv, a := newS3API(t, "api-files", func(c *config.Config) { c.BlobPresign = true })
 	tn := testkit.NewTenant(t, a.Store.DB)
 	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskRunning}
 	require.NoError(t, a.Store.DB.Create(&task).Error)

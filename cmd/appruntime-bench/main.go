@@ -180,6 +180,7 @@ func run(args []string) error {
 		"SESSION_KEYS=bench:"+key, "API_ADDR="+apiAddr, "LOG_LEVEL=error", "PUBLIC_API_URL=http://"+apiAddr,
 		"DATASOURCE_ALLOW_CIDRS=127.0.0.0/8,::1/128", "OUTBOUND_ALLOW_CIDRS=127.0.0.0/8",
 		"SURFACE_RATE_PER_SECOND=1000000", "SURFACE_BURST=1000000", "LOOKUP_CONCURRENCY="+strconv.Itoa(o.concurrency),
+		"RUN_CONCURRENCY="+strconv.Itoa(o.concurrency),
 		// One workspace is the bench's whole load: its share of the lookup
 		// queue is all of it, so the CSV phase's lookups all start at once.
 		"WORKER_SHARE_LOOKUP="+strconv.Itoa(o.run.workers))

@@ -117,7 +117,13 @@ type Config struct {
 	TaskCheckInterval time.Duration
 	LookupConcurrency int           // process-wide bulkhead for lookups
 	LookupWait        time.Duration // how long a lookup waits for the bulkhead before 503
-	ShutdownTimeout   time.Duration // how long SIGTERM waits for in-flight work
+	// RunConcurrency and RunWait are /run's own process-wide bulkhead
+	// (RUN_CONCURRENCY, RUN_WAIT): a run holds its slot while its job runs
+	// on the worker fleet, so it is bounded apart from lookups
+	// (docs/operators.md#run-on-the-worker-fleet).
+	RunConcurrency  int
+	RunWait         time.Duration
+	ShutdownTimeout time.Duration // how long SIGTERM waits for in-flight work
 	// SurfaceRate and SurfaceBurst are the per-surface rate limit of /run,
 	// /action and lookups (seed 000: 5/s, burst 20). Only benchmarks change it.
 	SurfaceRate  int
@@ -327,6 +333,8 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		WorkerConcurrency: r.int("WORKER_CONCURRENCY", 10, 1, 1000),
 		LookupConcurrency: r.int("LOOKUP_CONCURRENCY", 64, 1, 100000),
 		LookupWait:        r.duration("LOOKUP_WAIT", 250*time.Millisecond),
+		RunConcurrency:    r.int("RUN_CONCURRENCY", 256, 1, 100000),
+		RunWait:           r.duration("RUN_WAIT", 250*time.Millisecond),
 		SurfaceRate:       r.int("SURFACE_RATE_PER_SECOND", 5, 1, 1000000),
 		SurfaceBurst:      r.int("SURFACE_BURST", 20, 1, 1000000),
 		ShutdownTimeout:   r.duration("SHUTDOWN_TIMEOUT", 8*time.Second),

@@ -115,6 +115,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"cidr", "OUTBOUND_ALLOW_CIDRS", "127.0.0.1/99", "OUTBOUND_ALLOW_CIDRS"},
 		{"data-source cidr", "DATASOURCE_ALLOW_CIDRS", "10.0.0.0/33", "DATASOURCE_ALLOW_CIDRS"},
 		{"duration", "LOOKUP_WAIT", "soon", "LOOKUP_WAIT"},
+		{"run wait", "RUN_WAIT", "soon", "RUN_WAIT"},
+		{"run concurrency", "RUN_CONCURRENCY", "0", "RUN_CONCURRENCY"},
 		{"operator email", "OPERATOR_USER_IDS", "ops@example.com", "OPERATOR_USER_IDS"},
 		{"operator id in capitals", "OPERATOR_USER_IDS", "0B6C3F9E-6D0A-4C38-9A51-3F3B5D3F0F7E", "OPERATOR_USER_IDS"},
 		{"number", "WORKER_CONCURRENCY", "0", "WORKER_CONCURRENCY"},

@@ -356,9 +356,7 @@ func descendants(pid int) []int {
 func TestRunExtractionSlots(t *testing.T) {
 	t.Parallel()
 	rs := newRunStack(t)
-	file, err := rs.P.Files.Upload(context.Background(), rs.taskID, "invoice.pdf", "application/pdf", bytes.NewReader(documenttest.PDF("Total 1")))
-	require.NoError(t, err)
-	url, _ := rs.P.Files.URL(file)
+	url := rs.invoiceURL(t)
 	release := rs.model.hold()
 	var wg sync.WaitGroup
 	statuses := make(chan int, 2)
@@ -384,6 +382,57 @@ func TestRunExtractionSlots(t *testing.T) {
 	}
 	r = rs.run(t, "reparse", map[string]any{"file_url": url})
 	require.Equal(t, 200, r.Status, "a slot frees when its run ends: %s", r.Raw)
+}
+
+// invoiceURL uploads a one-page invoice PDF to the stack's task and returns
+// its managed URL, the input of a reparse run.
+func (rs *runStack) invoiceURL(t *testing.T) string {
+	t.Helper()
+	file, err := rs.P.Files.Upload(context.Background(), rs.taskID, "invoice.pdf", "application/pdf", bytes.NewReader(documenttest.PDF("Total 1")))
+	require.NoError(t, err)
+	url, _ := rs.P.Files.URL(file)
+	return url
+}
+
+// TestRunBulkheadFullAnswers503: with RUN_CONCURRENCY=1, a run waiting on
+// the worker fleet (an extraction the model holds) takes the process's one
+// run slot; another /run, of another tool, waits RUN_WAIT and answers 503
+// with Retry-After: 1 in the error envelope, having enqueued nothing; the
+// slot frees when the held run ends. Lookups have a bulkhead of their own.
+func TestRunBulkheadFullAnswers503(t *testing.T) {
+	t.Parallel()
+	const wait = 100 * time.Millisecond
+	rs := newRunStack(t, func(c *config.Config) { c.RunConcurrency, c.RunWait = 1, wait })
+	url := rs.invoiceURL(t)
+	release := rs.model.hold()
+	defer release()
+	held := make(chan int, 1)
+	go func() {
+		r, err := rs.send("POST", "/api/app-runtime/run", rs.token, map[string]any{"op": "reparse", "payload": map[string]any{"file_url": url}})
+		if err != nil {
+			r.Status = -1
+		}
+		held <- r.Status
+	}()
+	require.Eventually(t, func() bool { return rs.model.waiting() == 1 }, 10*time.Second, 10*time.Millisecond, "the held run reaches the model")
+	require.Equal(t, 1, rs.P.RunBulkhead.InUse())
+	require.Zero(t, rs.P.Bulkhead.InUse(), "a run takes no lookup slot")
+
+	before := rs.counts(t)
+	start := time.Now()
+	r := rs.run(t, "double", map[string]any{"x": 2})
+	require.Equal(t, 503, r.Status, string(r.Raw))
+	require.GreaterOrEqual(t, time.Since(start), wait, "a full bulkhead waits RUN_WAIT before refusing")
+	require.Equal(t, "1", r.Header.Get("Retry-After"))
+	require.Equal(t, "too many runs in progress; retry", r.Body["error"])
+	require.Equal(t, before, rs.counts(t), "a refused run records nothing")
+
+	release()
+	require.Equal(t, 200, <-held)
+	require.Zero(t, rs.P.RunBulkhead.InUse(), "the held run's slot is free once it ends")
+	r = rs.run(t, "double", map[string]any{"x": 2})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.EqualValues(t, 4, r.Body["output"].(map[string]any)["y"])
 }
 
 // TestRunRedisUnreachable: a queue that cannot be reached at enqueue is 502.

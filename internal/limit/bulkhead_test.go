@@ -14,7 +14,7 @@ import (
 func TestBulkheadFullAnswers503AfterTheWait(t *testing.T) {
 	t.Parallel()
 	const wait = 100 * time.Millisecond
-	b := limit.NewBulkhead(2, wait)
+	b := limit.NewBulkhead("lookups", 2, wait)
 	r1, err := b.Acquire(context.Background())
 	require.NoError(t, err)
 	r2, err := b.Acquire(context.Background())
@@ -39,7 +39,7 @@ func TestBulkheadFullAnswers503AfterTheWait(t *testing.T) {
 
 func TestBulkheadWaiterGetsAFreedSlot(t *testing.T) {
 	t.Parallel()
-	b := limit.NewBulkhead(1, 5*time.Second)
+	b := limit.NewBulkhead("lookups", 1, 5*time.Second)
 	release, err := b.Acquire(context.Background())
 	require.NoError(t, err)
 	time.AfterFunc(50*time.Millisecond, release)
@@ -53,7 +53,7 @@ func TestBulkheadWaiterGetsAFreedSlot(t *testing.T) {
 
 func TestBulkheadWaitEndsWithTheContext(t *testing.T) {
 	t.Parallel()
-	b := limit.NewBulkhead(1, time.Minute)
+	b := limit.NewBulkhead("lookups", 1, time.Minute)
 	release, err := b.Acquire(context.Background())
 	require.NoError(t, err)
 	defer release()
@@ -64,4 +64,40 @@ func TestBulkheadWaitEndsWithTheContext(t *testing.T) {
 	require.Equal(t, apperr.Unavailable, apperr.CodeOf(err))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+// TestBulkheadRefusalNamesWhatItBounds: the lookup and run bulkheads of a
+// process are separate, and each refusal says which one is full, so a
+// caller (and an operator reading logs) knows which bound to raise.
+func TestBulkheadRefusalNamesWhatItBounds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ calls, msg string }{
+		{"lookups", "too many lookups in progress; retry"},
+		{"runs", "too many runs in progress; retry"},
+	} {
+		t.Run(tc.calls, func(t *testing.T) {
+			t.Parallel()
+			b := limit.NewBulkhead(tc.calls, 1, time.Millisecond)
+			release, err := b.Acquire(context.Background())
+			require.NoError(t, err)
+			defer release()
+			_, err = b.Acquire(context.Background())
+			code, status, msg := apperr.Public(err)
+			require.Equal(t, apperr.Unavailable, code)
+			require.Equal(t, 503, status)
+			require.Equal(t, tc.msg, msg)
+			require.Equal(t, 1, apperr.RetryAfterSeconds(err))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			patient := limit.NewBulkhead(tc.calls, 0, time.Minute)
+			held, err := patient.Acquire(ctx)
+			require.NoError(t, err, "a size below one is one slot, free at once")
+			defer held()
+			_, err = patient.Acquire(ctx)
+			require.ErrorIs(t, err, context.Canceled)
+			_, _, msg = apperr.Public(err)
+			require.Equal(t, tc.msg, msg, "a wait ended by the caller names the bulkhead too")
+		})
+	}
 }

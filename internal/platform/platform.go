@@ -137,6 +137,9 @@ type Platform struct {
 	// Bulkhead bounds this process's concurrent lookups (Config.LookupConcurrency,
 	// waiting up to Config.LookupWait).
 	Bulkhead *limit.Bulkhead
+	// RunBulkhead bounds this process's concurrent /run calls
+	// (Config.RunConcurrency, waiting up to Config.RunWait).
+	RunBulkhead *limit.Bulkhead
 	// Gateway runs http_calls (lookups on /read, an action's calls) through
 	// the SSRF guard, with the integrations' credentials.
 	Gateway *gateway.Gateway
@@ -227,6 +230,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	p.onClose(journal.Close)
 	p.Runtime = &runtime.Service{
 		Store: o.Store, Bindings: p.Bindings, Integrations: p.Integrations, Sources: p.DataSources, Limiter: p.Limiter, Bulkhead: p.Bulkhead,
+		RunBulkhead:  p.RunBulkhead,
 		Gateway:      p.Gateway,
 		Journal:      journal,
 		Served:       p.Served,
@@ -307,7 +311,8 @@ func (p *Platform) buildDataAndLimits(ctx context.Context) error {
 		p.Limiter.SetRate(limit.Rate{PerSecond: o.Config.SurfaceRate, Burst: o.Config.SurfaceBurst})
 	}
 	p.ExtractionSlots = limit.NewSemaphore(o.Redis, o.KeyPrefix, "extract", limit.ExtractionSlotsPerSurface, limit.ExtractionHold)
-	p.Bulkhead = limit.NewBulkhead(o.Config.LookupConcurrency, o.Config.LookupWait)
+	p.Bulkhead = limit.NewBulkhead("lookups", o.Config.LookupConcurrency, o.Config.LookupWait)
+	p.RunBulkhead = limit.NewBulkhead("runs", o.Config.RunConcurrency, o.Config.RunWait)
 	return nil
 }
 

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"slices"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 )
@@ -34,17 +33,9 @@ func (s *Service) Batch(ctx context.Context, workspaceID, actor, queue, action s
 	if do == nil {
 		return nil, apperr.Invalidf("a bulk action is one of %v, not %q", BatchActions, action)
 	}
-	var unique []string
-	for _, id := range ids {
-		if id != "" && !slices.Contains(unique, id) {
-			unique = append(unique, id)
-		}
-	}
-	switch {
-	case len(unique) == 0:
-		return nil, apperr.Invalidf("select at least one task")
-	case len(unique) > MaxBatch:
-		return nil, apperr.Invalidf("a bulk action takes at most %d tasks, not %d", MaxBatch, len(unique))
+	unique, err := uniqueIDs(ids)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Outcome, 0, len(unique))
 	for _, id := range unique {
@@ -54,4 +45,28 @@ func (s *Service) Batch(ctx context.Context, workspaceID, actor, queue, action s
 		out = append(out, Outcome{ID: id, Err: do(ctx, workspaceID, actor, queue, id)})
 	}
 	return out, nil
+}
+
+// uniqueIDs returns the non-empty ids in their first order, each once. It
+// refuses a selection of more than MaxBatch distinct ids as soon as it meets
+// the (MaxBatch+1)th, with a set, so a form of thousands of ids (any client
+// can post one) costs one pass over them and never a set larger than a batch
+// (docs/operators.md#queues-in-the-console).
+func uniqueIDs(ids []string) ([]string, error) {
+	seen := make(map[string]struct{}, min(len(ids), MaxBatch+1))
+	unique := make([]string, 0, min(len(ids), MaxBatch))
+	for _, id := range ids {
+		if _, dup := seen[id]; dup || id == "" {
+			continue
+		}
+		if len(unique) == MaxBatch {
+			return nil, apperr.Invalidf("a bulk action takes at most %d tasks; select fewer", MaxBatch)
+		}
+		seen[id] = struct{}{}
+		unique = append(unique, id)
+	}
+	if len(unique) == 0 {
+		return nil, apperr.Invalidf("select at least one task")
+	}
+	return unique, nil
 }

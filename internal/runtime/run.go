@@ -58,6 +58,14 @@ func (s *Service) Run(ctx context.Context, c session.Claims, body []byte) (Resul
 	if s.RunDeadlineFunc != nil {
 		budget = s.RunDeadlineFunc(base)
 	}
+	// The process's bound on runs in flight comes before the surface's
+	// extraction slots: a run refused here has taken nothing shared
+	// (docs/operators.md#run-on-the-worker-fleet).
+	releaseRun, err := s.RunBulkhead.Acquire(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer releaseRun()
 	deadline := time.Now().Add(budget)
 	if row, _ := basetool.Lookup(base); row.Slotted {
 		release, err := s.ExtractionSlots.AcquireUntil(ctx, c.Surface(), deadline)

@@ -55,6 +55,9 @@ type Service struct {
 	Sources      *datasource.Registry
 	Limiter      *limit.Limiter
 	Bulkhead     *limit.Bulkhead
+	// RunBulkhead bounds the /run calls this process waits on at once
+	// (503 past it); required when Jobs is set.
+	RunBulkhead *limit.Bulkhead
 	// Gateway runs http_calls; nil answers 501.
 	Gateway Gateway
 	// Served is what this deployment serves (capabilities, base tools),

@@ -41,6 +41,8 @@ func Config(databaseURL, redisURL string) *config.Config {
 		WorkerConcurrency: 4,
 		LookupConcurrency: 64,
 		LookupWait:        250_000_000,
+		RunConcurrency:    256,
+		RunWait:           250_000_000,
 		ShutdownTimeout:   5_000_000_000,
 		OutboundAllow:     []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		DataSourceAllow:   Loopback,
