@@ -128,8 +128,8 @@ func TestAnIdleReplicaWithholdsAtMostItsLease(t *testing.T) {
 		for i := range early {
 			require.NoError(t, idle.Allow(context.Background(), "step-1"), "call %d", i)
 		}
-		allowed, took, err := spend(t, []*limit.Limiter{busy}, "step-1")
-		took = time.Since(start)
+		allowed, _, err := spend(t, []*limit.Limiter{busy}, "step-1")
+		took := time.Since(start)
 		t.Logf("the busy replica got %d after the idle one's %d, in %s", allowed, early, took)
 		requireRetryAfter(t, err)
 		require.GreaterOrEqual(t, allowed, limit.SurfaceBurst-early-(leaseMost-1)-1)
