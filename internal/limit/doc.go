@@ -2,7 +2,8 @@
 //
 //   - Limiter: a per-surface rate (GCRA, 5/s sustained, burst 20, seed 000)
 //     whose state lives in Redis, so every API replica spends one budget per
-//     surface.
+//     surface; each replica spends it from short leases it reserves there
+//     (docs/performance.md#the-limiters-lease).
 //   - Semaphore: at most N concurrent holders per surface, in Redis, with
 //     entries that expire so a dead holder cannot keep its slot.
 //   - Share: at most N jobs of a queue class per workspace, fleet-wide, in

@@ -67,17 +67,86 @@ func TestBurstThenRefused(t *testing.T) {
 	require.Zero(t, n)
 }
 
+// leaseMost is the most tokens one replica's lease holds at the seed's
+// rate (a quarter of the burst): an idle replica withholds at most
+// leaseMost-1 calls from the others (docs/performance.md#the-limiters-lease).
+const leaseMost = limit.SurfaceBurst / 4
+
+// A burst spread over two replicas on one Redis admits the shared budget
+// and no more: in total at most the burst plus what the elapsed time earned
+// back (every admitted call was reserved in Redis first), at least the burst
+// less the spare tokens the replicas' leases still hold and a fraction of a
+// call per partial grant; neither replica is starved, and every refusal is a
+// 429 whose Retry-After is at most one emission interval.
 func TestReplicasShareOneBudget(t *testing.T) {
 	t.Parallel()
-	env := testkit.Redis(t)
-	a := limit.NewLimiter(env.Client, env.Prefix)
-	b := limit.NewLimiter(env.Client, env.Prefix)
+	shareRedis(t, func(t *testing.T, rc redis.UniversalClient, prefix string) {
+		ls := []*limit.Limiter{limit.NewLimiter(rc, prefix), limit.NewLimiter(rc, prefix)}
+		const calls = 100
+		admitted := make([]int, len(ls))
+		start := time.Now()
+		for i := range calls {
+			err := ls[i%len(ls)].Allow(context.Background(), "step-1")
+			if err == nil {
+				admitted[i%len(ls)]++
+				continue
+			}
+			requireRetryAfter(t, err)
+		}
+		took := time.Since(start)
+		total := admitted[0] + admitted[1]
+		t.Logf("admitted %v of %d calls in %s", admitted, calls, took)
+		require.LessOrEqual(t, total, limit.SurfaceBurst+int(took/emission), "never more than the shared budget")
+		require.GreaterOrEqual(t, total, limit.SurfaceBurst-len(ls)*(leaseMost-1)-1, "at most the leases' spare tokens and a fraction are withheld")
+		for i, n := range admitted {
+			require.GreaterOrEqual(t, n, total/len(ls)-(leaseMost-1), "replica %d starved", i)
+		}
+		// What a replica's lease still holds is spent there, then both are
+		// refused.
+		for _, l := range ls {
+			for range leaseMost {
+				if l.Allow(context.Background(), "step-1") != nil {
+					break
+				}
+				total++
+			}
+		}
+		require.LessOrEqual(t, total, limit.SurfaceBurst+int(time.Since(start)/emission))
+		require.Equal(t, apperr.RateLimited, apperr.CodeOf(ls[0].Allow(context.Background(), "step-1")))
+		require.Equal(t, apperr.RateLimited, apperr.CodeOf(ls[1].Allow(context.Background(), "step-1")))
+	})
+}
 
-	allowed, took, err := spend(t, []*limit.Limiter{a, b}, "step-1")
-	requireBurst(t, allowed, took)
-	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err))
-	require.Equal(t, apperr.RateLimited, apperr.CodeOf(a.Allow(context.Background(), "step-1")))
-	require.Equal(t, apperr.RateLimited, apperr.CodeOf(b.Allow(context.Background(), "step-1")))
+// A replica that stops calling withholds at most its lease's spare tokens
+// from the other: the other's burst gets the rest of the budget.
+func TestAnIdleReplicaWithholdsAtMostItsLease(t *testing.T) {
+	t.Parallel()
+	shareRedis(t, func(t *testing.T, rc redis.UniversalClient, prefix string) {
+		idle, busy := limit.NewLimiter(rc, prefix), limit.NewLimiter(rc, prefix)
+		const early = 8 // leases of 1, 2, 4 and 5: 4 spare tokens held
+		start := time.Now()
+		for i := range early {
+			require.NoError(t, idle.Allow(context.Background(), "step-1"), "call %d", i)
+		}
+		allowed, _, err := spend(t, []*limit.Limiter{busy}, "step-1")
+		took := time.Since(start)
+		t.Logf("the busy replica got %d after the idle one's %d, in %s", allowed, early, took)
+		requireRetryAfter(t, err)
+		require.GreaterOrEqual(t, allowed, limit.SurfaceBurst-early-(leaseMost-1)-1)
+		require.LessOrEqual(t, early+allowed, limit.SurfaceBurst+int(took/emission))
+	})
+}
+
+// requireRetryAfter checks that err is the surface rate's 429 whose
+// Retry-After is when the next call passes: within one emission interval.
+func requireRetryAfter(t *testing.T, err error) {
+	t.Helper()
+	require.Equal(t, apperr.RateLimited, apperr.CodeOf(err), "%v", err)
+	require.ErrorIs(t, err, limit.ErrSurfaceRate)
+	var ae *apperr.Error
+	require.ErrorAs(t, err, &ae)
+	require.Greater(t, ae.RetryAfter, time.Duration(0))
+	require.LessOrEqual(t, ae.RetryAfter, emission)
 }
 
 func TestSustainedRate(t *testing.T) {
