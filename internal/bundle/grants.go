@@ -67,7 +67,7 @@ type Grant struct {
 // are refused outright. A refusal is an invalid error naming the list and
 // the entry.
 func CheckGrants(g Grants, allow []netip.Prefix) (Grants, error) {
-	var out Grants
+	out := Grants{ConnectDomains: []string{}, ResourceDomains: []string{}, FrameDomains: []string{}}
 	for _, l := range []struct {
 		name string
 		in   []string
@@ -188,17 +188,13 @@ func grantOf(row models.BundleGrant) (Grant, error) {
 	return g, nil
 }
 
-// grantRow is the pending row of a version's declaration.
+// grantRow is the pending row of a version's declaration; g is canonical
+// (CheckGrants), its lists never nil.
 func grantRow(b models.Bundle, g Grants) models.BundleGrant {
-	list := func(l []string) models.JSON {
-		if l == nil {
-			l = []string{}
-		}
-		return models.MustJSON(l)
-	}
 	return models.BundleGrant{
 		BundleID: b.ID, Version: b.Version, State: models.GrantPending, CreatedAt: b.CreatedAt,
-		ConnectDomains: list(g.ConnectDomains), ResourceDomains: list(g.ResourceDomains), FrameDomains: list(g.FrameDomains),
+		ConnectDomains: models.MustJSON(g.ConnectDomains), ResourceDomains: models.MustJSON(g.ResourceDomains),
+		FrameDomains: models.MustJSON(g.FrameDomains),
 	}
 }
 
