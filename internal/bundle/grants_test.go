@@ -223,3 +223,27 @@ func headerOf(headers [][2]string, name string) string {
 	}
 	return ""
 }
+
+// FuzzCheckGrants checks that whatever CheckGrants accepts is a canonical
+// https origin that cannot add a source or a directive to the policy it is
+// pasted into, and that checking it again changes nothing.
+func FuzzCheckGrants(f *testing.F) {
+	for _, seed := range []string{"https://cdn.example.com", "https://A.example:443/", "https://[2606:4700::1111]:8443",
+		"https://127.0.0.1:9443", "https://a.example.com;script-src *", "https://a.example.com 'unsafe-eval'", "https://a.example.com,https://b.example"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		got, err := bundle.CheckGrants(bundle.Grants{ConnectDomains: []string{entry}}, testAllow)
+		if err != nil {
+			require.True(t, apperr.Is(err, apperr.Invalid), "a refusal is a 400: %v", err)
+			return
+		}
+		require.Len(t, got.ConnectDomains, 1)
+		o := got.ConnectDomains[0]
+		require.True(t, strings.HasPrefix(o, "https://"), o)
+		require.False(t, strings.ContainsAny(o[len("https://"):], " \t\r\n;,'\"*/?#@\\"), "%q carries a separator", o)
+		again, err := bundle.CheckGrants(got, testAllow)
+		require.NoError(t, err)
+		require.Equal(t, got, again)
+	})
+}
