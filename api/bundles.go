@@ -25,9 +25,25 @@ func (s *server) bundleRoutes(app *fiber.App) {
 
 // uploadOf reads a bundle upload: the raw request body is the bundle, its
 // Content-Type is the bundle's (text/html, text/javascript or
-// application/javascript, UTF-8; any other type is a 400), and ?name= names it.
+// application/javascript, UTF-8; any other type is a 400), ?name= names it,
+// and ?connectDomains=, ?resourceDomains= and ?frameDomains= (each repeated
+// or comma-separated) declare its network grants
+// (docs/bundle-authors.md#declaring-network-grants).
 func uploadOf(c *fiber.Ctx) bundle.Upload {
-	return bundle.Upload{Name: c.Query("name"), ContentType: c.Get(fiber.HeaderContentType), Content: c.Body()}
+	return bundle.Upload{Name: c.Query("name"), ContentType: c.Get(fiber.HeaderContentType), Content: c.Body(), Grants: bundle.Grants{
+		ConnectDomains:  queryList(c, bundle.ListConnect),
+		ResourceDomains: queryList(c, bundle.ListResource),
+		FrameDomains:    queryList(c, bundle.ListFrame),
+	}}
+}
+
+// queryList reads a list query parameter, repeated or comma-separated.
+func queryList(c *fiber.Ctx, name string) []string {
+	var out []string
+	for _, v := range c.Context().QueryArgs().PeekMulti(name) {
+		out = append(out, bundle.SplitOrigins(string(v))...)
+	}
+	return out
 }
 
 func (s *server) listBundles(c *fiber.Ctx) error {
@@ -79,21 +95,24 @@ func (s *server) deleteBundle(c *fiber.Ctx) error {
 
 // serveBundle answers GET /bundles/:id/:version with the bytes, their
 // content type, the sha256 as ETag (a matching If-None-Match is a 304), a
-// year of immutable caching and the bundle content security policy.
+// year of immutable caching and the bundle content security policy. A
+// version that declares network grants is served with no-cache and an ETag
+// that names its policy too, which adds its approved origins
+// (docs/bundle-authors.md#declaring-network-grants).
 func (s *server) serveBundle(c *fiber.Ctx) error {
 	version, err := strconv.Atoi(c.Params("version"))
 	if err != nil {
 		return apperr.NotFoundf("bundle not found")
 	}
-	b, content, err := s.Bundles.Open(c.UserContext(), c.Params("id"), version)
+	v, err := s.Bundles.Open(c.UserContext(), c.Params("id"), version)
 	if err != nil {
 		return err
 	}
-	for _, h := range s.Bundles.Headers(b) {
+	for _, h := range s.Bundles.Headers(v) {
 		c.Set(h[0], h[1])
 	}
-	if bundle.NotModified(c.Get(fiber.HeaderIfNoneMatch), b) {
+	if bundle.NotModified(c.Get(fiber.HeaderIfNoneMatch), v.ETag()) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
-	return c.Send(content)
+	return c.Send(v.Content)
 }

@@ -18,6 +18,8 @@ import (
 type bundleUploadForm struct {
 	Pasted      string
 	ContentType string
+	// The declared origins as typed, one text box per list.
+	ConnectDomains, ResourceDomains, FrameDomains string
 }
 
 // bundlePage is the bundle page's data: the bundle and, after a refused
@@ -43,6 +45,17 @@ func (s *server) bundlePageOf(c *fiber.Ctx, id string, form bundleUploadForm) (b
 	return bundlePage{Detail: d, Uses: uses, Form: form}, nil
 }
 
+// showBundleRefusal shows the bundle page again with the message and status
+// of err, a refused upload or decision, keeping what the admin typed.
+func (s *server) showBundleRefusal(c *fiber.Ctx, id string, form bundleUploadForm, err error) error {
+	pg, gerr := s.bundlePageOf(c, id, form)
+	if gerr != nil {
+		return gerr
+	}
+	_, status, msg := apperr.Public(err)
+	return s.renderView(c, status, "bundle", view{Title: "Bundle " + pg.Name, Section: "bundles", Error: msg, Data: pg})
+}
+
 // uploadBundleVersion answers POST /bundles/:id/versions (multipart): the
 // chosen file, or else the pasted text, stored as the bundle's next version
 // through the same service, limits and audit entry as the admin API's
@@ -60,12 +73,7 @@ func (s *server) uploadBundleVersion(c *fiber.Ctx) error {
 		_, err = s.Bundles.AddVersion(ctx, a.WorkspaceID, a.actor(), id, up)
 	}
 	if apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.TooLarge) || apperr.Is(err, apperr.Conflict) {
-		pg, gerr := s.bundlePageOf(c, id, pasted)
-		if gerr != nil {
-			return gerr
-		}
-		_, status, msg := apperr.Public(err)
-		return s.renderView(c, status, "bundle", view{Title: "Bundle " + pg.Name, Section: "bundles", Error: msg, Data: pg})
+		return s.showBundleRefusal(c, id, pasted, err)
 	}
 	if err != nil {
 		return err
@@ -74,10 +82,16 @@ func (s *server) uploadBundleVersion(c *fiber.Ctx) error {
 }
 
 // uploadOfForm reads the upload forms: a non-empty "file" wins over the
-// "content" text, whose type is the "content_type" field. A file's type is
+// "content" text, whose type is the "content_type" field; the
+// connectDomains, resourceDomains and frameDomains fields declare network
+// grants (origins separated by commas, spaces or lines). A file's type is
 // the one its browser sent, or else read from its extension.
 func uploadOfForm(form *multipart.Form) (bundle.Upload, bundleUploadForm, error) {
-	pasted := bundleUploadForm{Pasted: firstValue(form, "content"), ContentType: firstValue(form, "content_type")}
+	pasted := bundleUploadForm{Pasted: firstValue(form, "content"), ContentType: firstValue(form, "content_type"),
+		ConnectDomains: firstValue(form, bundle.ListConnect), ResourceDomains: firstValue(form, bundle.ListResource),
+		FrameDomains: firstValue(form, bundle.ListFrame)}
+	grants := bundle.Grants{ConnectDomains: bundle.SplitOrigins(pasted.ConnectDomains),
+		ResourceDomains: bundle.SplitOrigins(pasted.ResourceDomains), FrameDomains: bundle.SplitOrigins(pasted.FrameDomains)}
 	if files := form.File["file"]; len(files) > 0 && files[0].Size > 0 {
 		fh := files[0]
 		if fh.Size > bundle.MaxBundleBytes {
@@ -87,7 +101,7 @@ func uploadOfForm(form *multipart.Form) (bundle.Upload, bundleUploadForm, error)
 		if err != nil {
 			return bundle.Upload{}, pasted, err
 		}
-		return bundle.Upload{ContentType: fileContentType(fh), Content: content}, pasted, nil
+		return bundle.Upload{ContentType: fileContentType(fh), Content: content, Grants: grants}, pasted, nil
 	}
 	if pasted.Pasted == "" {
 		return bundle.Upload{}, pasted, apperr.Invalidf("choose a file or paste the bundle")
@@ -98,7 +112,7 @@ func uploadOfForm(form *multipart.Form) (bundle.Upload, bundleUploadForm, error)
 	}
 	// Browsers send a textarea's line breaks as CRLF; the bundle is stored
 	// as the admin wrote it, with LF.
-	return bundle.Upload{ContentType: ct, Content: []byte(strings.ReplaceAll(pasted.Pasted, "\r\n", "\n"))}, pasted, nil
+	return bundle.Upload{ContentType: ct, Content: []byte(strings.ReplaceAll(pasted.Pasted, "\r\n", "\n")), Grants: grants}, pasted, nil
 }
 
 // fileContentType is the type of an uploaded file: what the browser sent,

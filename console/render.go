@@ -130,6 +130,9 @@ var notices = map[string]string{
 	"integration_saved":   "The integration was saved; calls use it from the next one on.",
 	"integration_deleted": "The integration was deleted.",
 	"uploaded":            "New version uploaded: tools pinned to an older version keep it.",
+	"grant_approve":       "Network grants approved: the version is served with its declared origins from its next load.",
+	"grant_refuse":        "Network grants refused: the version keeps the default policy.",
+	"grant_withdraw":      "Approval withdrawn: the version is served with the default policy from its next load.",
 }
 
 // render writes page name with data and status. The page is rendered to a

@@ -47,6 +47,32 @@ type Bundle struct {
 	CreatedAt   time.Time
 }
 
+// BundleGrant is the network grants a bundle version declared (the origins
+// it may connect to, load resources from and frame: JSON arrays of https
+// origins) and an admin's decision on them. Only an approved grant widens
+// the version's served content security policy
+// (docs/admins.md#approving-network-grants).
+type BundleGrant struct {
+	BundleID        string `gorm:"primaryKey"`
+	Version         int    `gorm:"primaryKey;autoIncrement:false"`
+	ConnectDomains  JSON
+	ResourceDomains JSON
+	FrameDomains    JSON
+	State           string // GrantPending, GrantApproved, GrantRefused or GrantWithdrawn
+	DecidedBy       *string
+	DecidedAt       *time.Time
+	CreatedAt       time.Time
+}
+
+// The states of a BundleGrant. A declaration starts pending; an admin
+// approves or refuses it, and may withdraw an approval.
+const (
+	GrantPending   = "pending"
+	GrantApproved  = "approved"
+	GrantRefused   = "refused"
+	GrantWithdrawn = "withdrawn"
+)
+
 // Blob is stored bytes (bundles, files) for the database storage backend.
 type Blob struct {
 	Key       string `gorm:"primaryKey"`

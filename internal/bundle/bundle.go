@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"mime"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +56,9 @@ type Service struct {
 	blobs   storage.Store
 	log     *slog.Logger
 	baseURL string
+	apiURL  string
 	csp     string
+	allow   []netip.Prefix
 }
 
 // Options are what a Service is built from.
@@ -68,6 +71,9 @@ type Options struct {
 	BundleBaseURL string
 	// PublicAPIURL is Config.PublicAPIURL, the only place a bundle may connect to.
 	PublicAPIURL string
+	// Allow is Config.OutboundAllow: the special-purpose networks a
+	// declared origin's literal address may be in (CheckGrants).
+	Allow []netip.Prefix
 }
 
 // NewService returns a bundle service.
@@ -75,7 +81,9 @@ func NewService(o Options) *Service {
 	return &Service{
 		st: o.Store, blobs: o.Blobs, log: o.Log,
 		baseURL: strings.TrimRight(o.BundleBaseURL, "/"),
+		apiURL:  o.PublicAPIURL,
 		csp:     ContentSecurityPolicy(o.PublicAPIURL, o.BundleBaseURL),
+		allow:   o.Allow,
 	}
 }
 
@@ -84,6 +92,9 @@ type Upload struct {
 	Name        string // required for a new bundle; a new version keeps the bundle's name when empty
 	ContentType string // the request's Content-Type
 	Content     []byte
+	// Grants are the origins the version declares it needs; they take
+	// effect once an admin approves them (Decide).
+	Grants Grants
 }
 
 // Version is one stored bundle version as the admin API shows it.
@@ -96,6 +107,9 @@ type Version struct {
 	Size        int64     `json:"size"`
 	URL         string    `json:"url"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Grant is the version's declared network grants and their state;
+	// absent when it declares none.
+	Grant *Grant `json:"grants,omitempty"`
 }
 
 // Detail is a bundle with every version, oldest first.
@@ -156,6 +170,11 @@ func (s *Service) store(ctx context.Context, actor, action string, b models.Bund
 	if err != nil {
 		return Version{}, err
 	}
+	grants, err := CheckGrants(up.Grants, s.allow)
+	if err != nil {
+		return Version{}, err
+	}
+	b.CreatedAt = time.Now().UTC()
 	sum := sha256.Sum256(up.Content)
 	b.SHA256 = hex.EncodeToString(sum[:])
 	b.ContentType = contentType
@@ -171,9 +190,15 @@ func (s *Service) store(ctx context.Context, actor, action string, b models.Bund
 			}
 			return fmt.Errorf("bundle: save version: %w", err)
 		}
+		detail := map[string]any{"version": b.Version, "name": b.Name, "sha256": b.SHA256, "size": b.Size, "content_type": b.ContentType}
+		if !grants.Empty() {
+			if err := tx.Create(ptr(grantRow(b, grants))).Error; err != nil {
+				return fmt.Errorf("bundle: save grants: %w", err)
+			}
+			detail["grants"] = grants
+		}
 		return audit.Record(ctx, tx, audit.Entry{
-			WorkspaceID: b.WorkspaceID, Actor: actor, Action: action, TargetType: "bundle", TargetID: b.ID,
-			Detail: map[string]any{"version": b.Version, "name": b.Name, "sha256": b.SHA256, "size": b.Size, "content_type": b.ContentType},
+			WorkspaceID: b.WorkspaceID, Actor: actor, Action: action, TargetType: "bundle", TargetID: b.ID, Detail: detail,
 		})
 	})
 	if err != nil {
@@ -182,8 +207,14 @@ func (s *Service) store(ctx context.Context, actor, action string, b models.Bund
 		}
 		return Version{}, err
 	}
-	return s.view(b), nil
+	v := s.view(b)
+	if !grants.Empty() {
+		v.Grant = &Grant{Grants: grants, State: models.GrantPending}
+	}
+	return v, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // checkContent checks an upload's type, size and encoding, and returns the
 // content type the bundle is served with.
@@ -234,9 +265,17 @@ func (s *Service) Get(ctx context.Context, workspaceID, bundleID string) (Detail
 	if err != nil {
 		return Detail{}, err
 	}
+	grants, err := grantsOf(ctx, s.st.DB, bundleID)
+	if err != nil {
+		return Detail{}, err
+	}
 	d := Detail{ID: bundleID, Versions: make([]Version, 0, len(rows))}
 	for _, b := range rows {
-		d.Versions = append(d.Versions, s.view(b))
+		v := s.view(b)
+		if g, ok := grants[b.Version]; ok {
+			v.Grant = &g
+		}
+		d.Versions = append(d.Versions, v)
 	}
 	last := rows[len(rows)-1]
 	d.Name, d.LatestVersion = last.Name, last.Version
@@ -276,23 +315,37 @@ func (s *Service) Delete(ctx context.Context, workspaceID, actor, bundleID strin
 	return nil
 }
 
-// Open returns a version and its bytes for serving. It is not scoped to a
-// workspace: the URL names the bundle by id and version, as the iframe that
-// loads it cannot send a token.
-func (s *Service) Open(ctx context.Context, bundleID string, version int) (models.Bundle, []byte, error) {
+// Open returns a version, its bytes, its declaration and the policy it is
+// served under, read afresh on every request so a decision takes effect on
+// the next load. It is not scoped to a workspace: the URL names the bundle
+// by id and version, as the iframe that loads it cannot send a token.
+func (s *Service) Open(ctx context.Context, bundleID string, version int) (Served, error) {
 	if !models.IsID(bundleID) || version < 1 {
-		return models.Bundle{}, nil, apperr.NotFoundf("bundle not found")
+		return Served{}, apperr.NotFoundf("bundle not found")
 	}
-	var b models.Bundle
-	err := s.st.DB.WithContext(ctx).Where("id = ? AND version = ?", bundleID, version).Take(&b).Error
+	v := Served{CSP: s.csp}
+	err := s.st.DB.WithContext(ctx).Where("id = ? AND version = ?", bundleID, version).Take(&v.Bundle).Error
 	if err != nil {
-		return b, nil, store.NotFound(err, "bundle: open", "bundle")
+		return Served{}, store.NotFound(err, "bundle: open", "bundle")
 	}
-	content, err := s.blobs.Get(ctx, b.StorageKey)
-	if err != nil {
-		return b, nil, fmt.Errorf("bundle: read bytes of %s v%d: %w", b.ID, b.Version, err)
+	var rows []models.BundleGrant
+	if err := s.st.DB.WithContext(ctx).Where("bundle_id = ? AND version = ?", bundleID, version).Limit(1).Find(&rows).Error; err != nil {
+		return Served{}, fmt.Errorf("bundle: open grant: %w", err)
 	}
-	return b, content, nil
+	if len(rows) == 1 {
+		g, err := grantOf(rows[0])
+		if err != nil {
+			return Served{}, err
+		}
+		v.Grant = &g
+		if g.State == models.GrantApproved {
+			v.CSP = ContentSecurityPolicyWith(s.apiURL, s.baseURL, g.Grants)
+		}
+	}
+	if v.Content, err = s.blobs.Get(ctx, v.Bundle.StorageKey); err != nil {
+		return Served{}, fmt.Errorf("bundle: read bytes of %s v%d: %w", v.Bundle.ID, v.Bundle.Version, err)
+	}
+	return v, nil
 }
 
 // Latest returns the newest version of a bundle of the workspace.

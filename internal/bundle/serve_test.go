@@ -33,7 +33,7 @@ func TestNotModified(t *testing.T) {
 	for header, want := range map[string]bool{
 		``: false, `"abc"`: true, `W/"abc"`: true, `"x", "abc"`: true, `*`: true, `"abcd"`: false, `abc`: false,
 	} {
-		require.Equal(t, want, bundle.NotModified(header, b), header)
+		require.Equal(t, want, bundle.NotModified(header, bundle.ETag(b)), header)
 	}
 }
 

@@ -61,6 +61,24 @@ var (
 // ports, and the address ranges are what keeps internal services out of
 // reach.
 func NewDialer(allow []netip.Prefix) *net.Dialer {
+	return &net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second, Control: newGuard(allow).control}
+}
+
+// CheckAddr reports, without dialing, whether the guard of NewDialer(allow)
+// would connect to addr: nil, or an error IsBlocked recognises. It is the
+// same policy applied to a literal address someone names rather than
+// dials, such as an origin a bundle declares
+// (docs/bundle-authors.md#declaring-network-grants).
+func CheckAddr(addr netip.Addr, allow []netip.Prefix) error {
+	network := "tcp6" // what a dialer's Control sees
+	if addr.Unmap().Is4() {
+		network = "tcp4"
+	}
+	return newGuard(allow).control(network, netip.AddrPortFrom(addr, 443).String(), nil)
+}
+
+// newGuard returns the guard of the dialers built on allow.
+func newGuard(allow []netip.Prefix) guard {
 	var v4, v6 []netip.Prefix
 	for _, p := range allow {
 		if p.Addr().Is4() {
@@ -69,12 +87,11 @@ func NewDialer(allow []netip.Prefix) *net.Dialer {
 			v6 = append(v6, p.Masked())
 		}
 	}
-	g := guard{named: namedLoopback(v6), ssrf: ssrf.New(
+	return guard{named: namedLoopback(v6), ssrf: ssrf.New(
 		ssrf.WithAnyPort(),
 		ssrf.WithAllowedV4Prefixes(v4...),
 		ssrf.WithAllowedV6Prefixes(v6...),
 	)}
-	return &net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second, Control: g.control}
 }
 
 // guard is the dialer's Control function: ssrf's checks and ours.

@@ -273,3 +273,25 @@ func TestCredentialedRequestsAreNotRedirected(t *testing.T) {
 	res.Body.Close()
 	require.EqualValues(t, 1, targetHits.Load(), "a request without credentials is redirected")
 }
+
+// TestCheckAddrAppliesTheDialersPolicy checks, without dialing, the
+// addresses the dialer refuses, and lets through the public ones and what
+// the allow list names (but never a metadata address).
+func TestCheckAddrAppliesTheDialersPolicy(t *testing.T) {
+	t.Parallel()
+	for addr, allowed := range map[string]bool{
+		"127.0.0.1": false, "10.1.2.3": false, "169.254.169.254": false, "::1": false, "::ffff:10.0.0.1": false,
+		"fd00:ec2::254": false, "1.1.1.1": true, "2606:4700::1111": true,
+	} {
+		err := gateway.CheckAddr(netip.MustParseAddr(addr), nil)
+		require.Equal(t, allowed, err == nil, "%s: %v", addr, err)
+		if err != nil {
+			require.True(t, gateway.IsBlocked(err), "%s: %v", addr, err)
+		}
+	}
+	require.NoError(t, gateway.CheckAddr(netip.MustParseAddr("127.0.0.1"), loopback))
+	require.Error(t, gateway.CheckAddr(netip.MustParseAddr("10.0.0.1"), loopback))
+	metadata := []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")}
+	require.NoError(t, gateway.CheckAddr(netip.MustParseAddr("169.254.10.1"), metadata))
+	require.Error(t, gateway.CheckAddr(netip.MustParseAddr("169.254.169.254"), metadata), "metadata stays refused inside an allowed prefix")
+}

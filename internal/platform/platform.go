@@ -336,7 +336,7 @@ func (p *Platform) buildAdmin() error {
 	}
 	p.Bundles = bundle.NewService(bundle.Options{
 		Store: o.Store, Blobs: p.Storage, Log: o.Log,
-		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL,
+		BundleBaseURL: o.Config.BundleBaseURL, PublicAPIURL: o.Config.PublicAPIURL, Allow: o.Config.OutboundAllow,
 	})
 	tokens, err := auth.NewTokenCache(auth.TokenCacheOptions{DB: o.Store.DB, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Log: o.Log})
 	if err != nil {

@@ -4,6 +4,9 @@ package browser
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"strings"
@@ -25,8 +28,9 @@ const BrowserTimeout = 90 * time.Second
 // context that drives it, closed at cleanup. A missing Chromium fails the
 // test (it is a dependency of the suite, like Postgres); -short skips it.
 // The background-networking flags keep Chromium from reaching for the
-// network this machine does not have.
-func New(t *testing.T) context.Context {
+// network this machine does not have. extra adds flags of the test's own
+// (such as trusting a test server's certificate).
+func New(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Chromium (skipped with -short)")
@@ -53,6 +57,7 @@ func New(t *testing.T) context.Context {
 		chromedp.Flag("safebrowsing-disable-auto-update", true),
 		chromedp.WindowSize(1280, 900),
 	}
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
 	ctx, cancelTimeout := context.WithTimeout(ctx, BrowserTimeout)
@@ -157,4 +162,12 @@ func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // the button under a mouse click.
 func RunApp(asset string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](`document.querySelector('section[data-asset="` + asset + `"] button.app-run').click()`)
+}
+
+// TrustCertificate makes Chromium accept TLS servers presenting cert's
+// public key (httptest.NewTLSServer's), as if a public CA had signed it, and
+// no other certificate error.
+func TrustCertificate(cert *x509.Certificate) chromedp.ExecAllocatorOption {
+	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+	return chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(sum[:]))
 }
