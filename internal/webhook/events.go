@@ -148,9 +148,15 @@ type Decision struct {
 }
 
 // Write is one write of a resolving action: its op (insert, update,
-// delete…), the table (or target) written, and the row as written.
+// upsert), the table written, and the row as written (the binding's fixed
+// values included).
 type Write struct {
+	// Name is the binding's write op.
+	Name string `json:"name"`
+	// Op is how it wrote: insert, update or upsert.
 	Op    string          `json:"op"`
 	Table string          `json:"table,omitempty"`
 	Row   json.RawMessage `json:"row,omitempty"`
+	// RowsAffected is what the data source answered.
+	RowsAffected int64 `json:"rows_affected"`
 }
