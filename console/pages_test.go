@@ -589,3 +589,25 @@ func TestConcurrentRendering(t *testing.T) {
 var volatile = regexp.MustCompile(`(<1m|&lt;1m|\d+[dhm]( \d+[hm])?)`)
 
 func stripVolatile(s string) string { return volatile.ReplaceAllString(s, "AGE") }
+
+// TestTaskPageShowsTheOutcome checks that the task page shows what a
+// resolving action decided (issue 29 §3): the outcome and the reviewer's
+// reason of the await's resume event.
+func TestTaskPageShowsTheOutcome(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+	cl := c.signedIn(t)
+	page := cl.get("/tasks/" + f.TaskID)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.NotContains(t, page.Body, "outcome:")
+
+	ev := review.ResumePayload{Type: webhook.TaskResumed, TaskID: f.TaskID, AwaitID: f.AwaitID,
+		Decision: &webhook.Decision{Outcome: "reject", Reason: "duplicate of INV-1041", Writes: []webhook.Write{}}}
+	require.NoError(t, c.Store.DB.Create(&models.FeedEvent{TaskID: f.TaskID, Type: models.FeedTaskResumed, Actor: "system",
+		Payload: models.MustJSON(ev)}).Error)
+	page = cl.get("/tasks/" + f.TaskID)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.Contains(t, page.Body, `<span class="outcome outcome-reject">outcome: reject</span>`)
+	require.Contains(t, page.Body, "duplicate of INV-1041")
+}
