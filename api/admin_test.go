@@ -589,3 +589,54 @@ func TestChangingThePriorityFieldReordersParkedTasks(t *testing.T) {
 		require.Equal(t, tc.urgt, u, tc.field)
 	}
 }
+
+// TestAdminAgentWebhookEvents checks an agent's webhook subscription
+// (docs/agent-platforms.md#webhook-event-catalogue): every type by default
+// (null), narrowed by PATCH, emptied by [], restored by null; an unknown or
+// repeated type is a 400 naming it and changes nothing.
+func TestAdminAgentWebhookEvents(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	tn := testkit.NewTenant(t, a.Store.DB)
+	path := "/api/admin/agents/" + tn.Agent.ID
+	stored := func() string {
+		var row models.Agent
+		require.NoError(t, a.Store.DB.Where("id = ?", tn.Agent.ID).Take(&row).Error)
+		return string(row.WebhookEvents)
+	}
+
+	r := a.call(t, "GET", path, tn.AdminToken, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.Nil(t, r.Body["webhook_events"], "every type by default")
+
+	r = a.call(t, "PATCH", path, tn.AdminToken, map[string]any{"webhook_events": []string{"task.resumed", "message.sent"}})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.Equal(t, []any{"task.resumed", "message.sent"}, r.Body["webhook_events"])
+	require.JSONEq(t, `["task.resumed","message.sent"]`, stored())
+
+	r = a.call(t, "PATCH", path, tn.AdminToken, map[string]any{"name": "renamed"})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.Equal(t, []any{"task.resumed", "message.sent"}, r.Body["webhook_events"], "a patch that does not name it keeps it")
+
+	for _, tc := range []struct {
+		events any
+		msg    string
+	}{
+		{[]string{"task.resumed", "task.created"}, `unknown event type "task.created"`},
+		{[]string{"reply.stored", "reply.stored"}, `"reply.stored" is named twice`},
+		{"task.resumed", "webhook_events"},
+	} {
+		r = a.call(t, "PATCH", path, tn.AdminToken, map[string]any{"webhook_events": tc.events})
+		require.Equal(t, 400, r.Status, "%v: %s", tc.events, r.Raw)
+		require.Contains(t, r.Body["error"], tc.msg)
+		require.JSONEq(t, `["task.resumed","message.sent"]`, stored(), "a refused patch changes nothing")
+	}
+
+	r = a.call(t, "PATCH", path, tn.AdminToken, map[string]any{"webhook_events": []string{}})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.Equal(t, []any{}, r.Body["webhook_events"], "none")
+	r = a.call(t, "PATCH", path, tn.AdminToken, map[string]any{"webhook_events": nil})
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.Nil(t, r.Body["webhook_events"], "null restores every type")
+	require.Empty(t, stored())
+}

@@ -8,7 +8,7 @@ import (
 
 // agentFormFields are the agent form's fields, named as the admin API names
 // them (and as its refusals do).
-var agentFormFields = []string{"name", "resume_webhook_url"}
+var agentFormFields = []string{"name", "resume_webhook_url", "webhook_events"}
 
 // createAgent answers POST /agents (name, resume_webhook_url) as
 // POST /api/admin/agents does: the agent is created with a fresh webhook

@@ -8,14 +8,30 @@ import (
 	"github.com/appruntime/appruntime/internal/admin"
 )
 
-// saveAgent answers POST /agents/:id (name, resume_webhook_url): a merge
-// patch of those two fields, as PATCH /api/admin/agents/:id takes it, so
-// the same checks apply and the change is audited as agent.update. An
-// empty URL removes the webhook (the platform's events are then pulled).
+// saveAgent answers POST /agents/:id (name, resume_webhook_url,
+// webhook_events_all, webhook_events…): a merge patch of those fields, as
+// PATCH /api/admin/agents/:id takes it, so the same checks apply and the
+// change is audited as agent.update. An empty URL removes the webhook (the
+// platform's events are then pulled). "All event types" checked stores
+// null (every type, also those added later); otherwise the checked types
+// (docs/agent-platforms.md#webhook-event-catalogue).
 func (s *server) saveAgent(c *fiber.Ctx) error {
 	a := adminOf(c)
 	in := admin.AgentInput{Name: c.FormValue("name"), ResumeWebhookURL: c.FormValue("resume_webhook_url")}
-	patch, err := json.Marshal(map[string]string{"name": in.Name, "resume_webhook_url": in.ResumeWebhookURL})
+	fields := map[string]any{"name": in.Name, "resume_webhook_url": in.ResumeWebhookURL}
+	// The form's checkboxes come with a marker: a post without it (an older
+	// page) leaves the subscription as it is.
+	if c.FormValue("webhook_events_form") != "" {
+		if c.FormValue("webhook_events_all") == "" {
+			events := []string{}
+			for _, v := range c.Request().PostArgs().PeekMulti("webhook_events") {
+				events = append(events, string(v))
+			}
+			in.WebhookEvents = &events
+		}
+		fields["webhook_events"] = in.WebhookEvents
+	}
+	patch, err := json.Marshal(fields)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,23 @@ type agentPage struct {
 	Refusal formRefusal
 	// Overlaps are the choices of how long a rotated-out secret keeps signing.
 	Overlaps []overlapChoice
+	// EventTypes are the webhook event catalogue, a checkbox each.
+	EventTypes []webhook.EventType
+}
+
+// AllEvents reports whether the form's agent receives every event type.
+func (p agentPage) AllEvents() bool { return p.Form.WebhookEvents == nil }
+
+// Receives reports whether the form's agent receives event type name.
+func (p agentPage) Receives(name string) bool {
+	return webhook.Subscribed(derefEvents(p.Form.WebhookEvents), name)
+}
+
+func derefEvents(events *[]string) []string {
+	if events == nil {
+		return nil
+	}
+	return *events
 }
 
 // overlapChoice is one choice of the rotation form.
@@ -46,8 +63,11 @@ func (s *server) renderAgent(c *fiber.Ctx, status int, form *admin.AgentInput, r
 	if err != nil {
 		return err
 	}
-	pg := agentPage{Agent: v, Refusal: r, Overlaps: rotationOverlaps,
+	pg := agentPage{Agent: v, Refusal: r, Overlaps: rotationOverlaps, EventTypes: webhook.Catalogue,
 		Form: admin.AgentInput{Name: v.Name, ResumeWebhookURL: v.ResumeWebhookURL}}
+	if v.WebhookEvents != nil {
+		pg.Form.WebhookEvents = &v.WebhookEvents
+	}
 	if form != nil {
 		pg.Form = *form
 	}

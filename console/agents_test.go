@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/web"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -185,4 +187,60 @@ func TestAgentToolExampleSavesInDevMode(t *testing.T) {
 	var n int64
 	require.NoError(t, st.DB.Model(&models.AgentToolDeclaration{}).Where("agent_id = ? AND name = ?", info.AgentID, "save_bookmark").Count(&n).Error)
 	require.EqualValues(t, 1, n)
+}
+
+// TestAgentFormChoosesWebhookEvents checks the agent form's event-type
+// checkboxes (docs/agent-platforms.md#webhook-event-catalogue): all checked
+// by default, a narrowed choice stored and shown, "All event types" back to
+// null, and a post without the checkboxes' marker leaves the choice alone.
+func TestAgentFormChoosesWebhookEvents(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	cl := c.signedIn(t)
+	id := c.Tenant.Agent.ID
+	stored := func() []string {
+		var ag models.Agent
+		require.NoError(t, c.Store.DB.Take(&ag, "id = ?", id).Error)
+		return ag.WebhookEventList()
+	}
+	checked := func(body, value string) bool {
+		return strings.Contains(body, `name="webhook_events" value="`+value+`" checked`)
+	}
+
+	page := cl.get("/agents/" + id)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.Contains(t, page.Body, `name="webhook_events_all" value="1" checked`)
+	for _, typ := range webhook.EventTypeNames() {
+		require.True(t, checked(page.Body, typ), "%s is received by default", typ)
+	}
+
+	form := url.Values{"name": {c.Tenant.Agent.Name}, "resume_webhook_url": {"https://hooks.example.com/r"},
+		"webhook_events_form": {"1"}, "webhook_events": {"task.resumed", "task.aborted"}}
+	p := cl.post("/agents/"+id, form)
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, []string{"task.resumed", "task.aborted"}, stored())
+	page = cl.get("/agents/" + id)
+	require.NotContains(t, page.Body, `name="webhook_events_all" value="1" checked`)
+	require.True(t, checked(page.Body, "task.aborted"))
+	require.False(t, checked(page.Body, "reply.stored"))
+
+	p = cl.post("/agents/"+id, url.Values{"name": {"Renamed"}, "resume_webhook_url": {"https://hooks.example.com/r"}})
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, []string{"task.resumed", "task.aborted"}, stored(), "no marker: the choice stays")
+
+	form.Set("webhook_events", "task.created")
+	p = cl.post("/agents/"+id, form)
+	require.Equal(t, http.StatusBadRequest, p.Status, p.Body)
+	require.Contains(t, p.Body, `unknown event type &#34;task.created&#34;`)
+	require.Equal(t, []string{"task.resumed", "task.aborted"}, stored(), "a refused save changes nothing")
+
+	form.Del("webhook_events")
+	p = cl.post("/agents/"+id, form)
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, []string{}, stored(), "nothing checked: no type")
+
+	form.Set("webhook_events_all", "1")
+	p = cl.post("/agents/"+id, form)
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Nil(t, stored(), "all: every type")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -278,12 +279,15 @@ func TestReleaseAndAbort(t *testing.T) {
 
 		var rows []models.Outbox
 		require.NoError(t, db.Where("kind = ?", outbox.KindResumeEvent).Find(&rows).Error)
-		require.Len(t, rows, 1, "the same resume event an action writes")
+		require.Len(t, rows, 1, "one event, which resumes the task as an action's does")
 		var ev review.ResumePayload
 		require.NoError(t, rows[0].Payload.Decode(&ev))
+		// Issue 29 §2: a release is task.released, and the agent is told
+		// the admin's reason (docs/agent-platforms.md#webhook-event-catalogue).
 		require.Equal(t, review.ResumePayload{
-			Type: review.ResumeEventType, TaskID: f.TaskID, AgentID: c.Tenant.Agent.ID, WorkspaceID: ws, StepID: f.StepID,
+			Type: webhook.TaskReleased, TaskID: f.TaskID, AgentID: c.Tenant.Agent.ID, WorkspaceID: ws, StepID: f.StepID,
 			AwaitID: f.AwaitID, ResolvedBy: actor, ResolvedAt: ev.ResolvedAt, Reason: review.ReasonAdminRelease,
+			Note: "reviewer left; approved by phone",
 		}, ev)
 
 		require.Equal(t, int64(1), auditCount(t, c.Store, ws, review.AuditAwaitRelease, f.AwaitID))
@@ -332,6 +336,9 @@ func TestReleaseAndAbort(t *testing.T) {
 		var n int64
 		require.NoError(t, db.Model(&models.Outbox{}).Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%"+g.taskID+"%").Count(&n).Error)
 		require.EqualValues(t, 1, n, "the agent is told")
+		require.NoError(t, db.Model(&models.Outbox{}).Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%vendor withdrew the invoices%").
+			Where("payload::text LIKE ?", "%"+g.taskID+"%").Count(&n).Error)
+		require.EqualValues(t, 1, n, "with the admin's reason")
 		require.NoError(t, db.Model(&models.Outbox{}).Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%task.resumed%").
 			Where("payload::text LIKE ?", "%"+g.taskID+"%").Count(&n).Error)
 		require.Zero(t, n, "an abort resumes nothing: its event is task.aborted")
@@ -582,3 +589,25 @@ func TestConcurrentRendering(t *testing.T) {
 var volatile = regexp.MustCompile(`(<1m|&lt;1m|\d+[dhm]( \d+[hm])?)`)
 
 func stripVolatile(s string) string { return volatile.ReplaceAllString(s, "AGE") }
+
+// TestTaskPageShowsTheOutcome checks that the task page shows what a
+// resolving action decided (issue 29 §3): the outcome and the reviewer's
+// reason of the await's resume event.
+func TestTaskPageShowsTheOutcome(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+	cl := c.signedIn(t)
+	page := cl.get("/tasks/" + f.TaskID)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.NotContains(t, page.Body, "outcome:")
+
+	ev := review.ResumePayload{Type: webhook.TaskResumed, TaskID: f.TaskID, AwaitID: f.AwaitID,
+		Decision: &webhook.Decision{Outcome: "reject", Reason: "duplicate of INV-1041", Writes: []webhook.Write{}}}
+	require.NoError(t, c.Store.DB.Create(&models.FeedEvent{TaskID: f.TaskID, Type: models.FeedTaskResumed, Actor: "system",
+		Payload: models.MustJSON(ev)}).Error)
+	page = cl.get("/tasks/" + f.TaskID)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.Contains(t, page.Body, `<span class="outcome outcome-reject">outcome: reject</span>`)
+	require.Contains(t, page.Body, "duplicate of INV-1041")
+}

@@ -13,9 +13,26 @@ type Agent struct {
 	PriorityField              string
 	DocumentTranslationEnabled bool
 	ResumeWebhookURL           string
-	WebhookSecretEnc           []byte `json:"-"` // encrypted at rest (internal/crypt)
-	CreatedAt                  time.Time
-	UpdatedAt                  time.Time
+	// WebhookEvents are the event types its webhook receives, a JSON array
+	// of names; null is every type
+	// (docs/agent-platforms.md#webhook-event-catalogue).
+	WebhookEvents    JSON
+	WebhookSecretEnc []byte `json:"-"` // encrypted at rest (internal/crypt)
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// WebhookEventList returns the agent's subscription: nil for every type.
+// A stored value that is not an array of names is read as every type.
+func (a Agent) WebhookEventList() []string {
+	if len(a.WebhookEvents) == 0 || string(a.WebhookEvents) == "null" {
+		return nil
+	}
+	var names []string
+	if err := a.WebhookEvents.Decode(&names); err != nil || names == nil {
+		return nil
+	}
+	return names
 }
 
 // Integration is a connection to a customer system: a data source (postgres),

@@ -235,8 +235,11 @@ func (Outbox) TableName() string { return "outbox" }
 
 // WebhookDelivery records one attempt to deliver an event to an agent's webhook.
 type WebhookDelivery struct {
-	ID         string `gorm:"primaryKey"`
-	EventID    string
+	ID      string `gorm:"primaryKey"`
+	EventID string
+	// EventType is the type of the event the attempt carried
+	// (docs/agent-platforms.md#webhook-event-catalogue).
+	EventType  string
 	AgentID    string
 	TaskID     string
 	URL        string

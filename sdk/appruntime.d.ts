@@ -77,8 +77,10 @@ export const VERSION: "1";
  * @typedef {SuccessEnvelope<R> | ErrorEnvelope} Envelope */
 /** Options of one call.
  * @typedef {{signal?: AbortSignal}} CallOptions */
-/** Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId).
- * @typedef {CallOptions & {awaitId?: string | null}} ActionOptions */
+/** Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId);
+ * reason is the reviewer's reason, sent as payload.reason (required by an action the binding
+ * declares reason_required, at most 2000 characters; the agent's task.resumed event carries it).
+ * @typedef {CallOptions & {awaitId?: string | null, reason?: string}} ActionOptions */
 /** What the mint offers the bundle (init.runtime).
  * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], params?: unknown}} RuntimeInfo */
 /** The host's init message, the answer to ready.
@@ -162,7 +164,8 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
      * @returns {Promise<Ops["write"][K]["result"]>}
      */
     write<K extends keyof Ops["write"] & string>(op: K, payload?: Ops["write"][K]["payload"], options?: CallOptions): Promise<Ops["write"][K]["result"]>;
-    /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId).
+    /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
+     * options.reason the reviewer's reason (payload.reason).
      * @template {keyof Ops["action"] & string} K
      * @param {K} op
      * @param {Ops["action"][K]["payload"]} [payload]
@@ -485,10 +488,13 @@ export type CallOptions = {
     signal?: AbortSignal;
 };
 /**
- * Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId).
+ * Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId);
+ * reason is the reviewer's reason, sent as payload.reason (required by an action the binding
+ * declares reason_required, at most 2000 characters; the agent's task.resumed event carries it).
  */
 export type ActionOptions = CallOptions & {
     awaitId?: string | null;
+    reason?: string;
 };
 /**
  * What the mint offers the bundle (init.runtime).

@@ -113,8 +113,10 @@ export const VERSION = "1";
 /** Options of one call.
  * @typedef {{signal?: AbortSignal}} CallOptions */
 
-/** Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId).
- * @typedef {CallOptions & {awaitId?: string | null}} ActionOptions */
+/** Options of an action: awaitId sends the top-level await_id (the artifact's own: app.awaitId);
+ * reason is the reviewer's reason, sent as payload.reason (required by an action the binding
+ * declares reason_required, at most 2000 characters; the agent's task.resumed event carries it).
+ * @typedef {CallOptions & {awaitId?: string | null, reason?: string}} ActionOptions */
 
 /** What the mint offers the bundle (init.runtime).
  * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], params?: unknown}} RuntimeInfo */
@@ -291,7 +293,8 @@ export class AppRuntime {
    * @returns {Promise<Ops["write"][K]["result"]>}
    */
   write(op, payload, options) { return this.#call("write", op, payload, options); }
-  /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId).
+  /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
+   * options.reason the reviewer's reason (payload.reason).
    * @template {keyof Ops["action"] & string} K
    * @param {K} op
    * @param {Ops["action"][K]["payload"]} [payload]
@@ -514,6 +517,7 @@ export class AppRuntime {
     /** @type {{op: string, payload: unknown, await_id?: string}} */
     const body = { op: op, payload: payload === undefined ? {} : payload };
     if (verb === "action" && o.awaitId) body.await_id = o.awaitId;
+    if (verb === "action" && o.reason !== undefined) body.payload = Object.assign({}, body.payload, { reason: o.reason });
     const text = JSON.stringify(body);
     let renewed = false;
     for (let attempt = 0; ; attempt++) {

@@ -458,14 +458,16 @@ func TestDevMigratesAnOlderDevDirectoryAndSaysSo(t *testing.T) {
 	for _, q := range []string{`DROP TABLE write_intent_batches`, `ALTER TABLE feed_events DROP COLUMN intent_id`,
 		`DROP INDEX outbox_owed`, `ALTER TABLE outbox DROP COLUMN due_at`, `ALTER TABLE outbox DROP COLUMN done_at`,
 		`ALTER TABLE webhook_deliveries DROP COLUMN next_attempt_at`, `ALTER TABLE outbox DROP COLUMN traceparent`,
-		`DROP TABLE bundle_grants`, `DELETE FROM schema_migrations WHERE version > 10`} {
+		`DROP TABLE bundle_grants`,
+		`DROP INDEX webhook_deliveries_event_type`, `ALTER TABLE webhook_deliveries DROP COLUMN event_type`, `ALTER TABLE agents DROP COLUMN webhook_events`,
+		`DELETE FROM schema_migrations WHERE version > 10`} {
 		require.NoError(t, st.DB.Exec(q).Error, q)
 	}
 	require.NoError(t, st.Close())
 
 	p = start(t, dir, env, "dev")
 	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
-	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 18 (5 migrations applied)")
+	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 18 (6 migrations applied)")
 	res := apiCall(t, "GET", info.APIURL+"/api/agent/tasks/"+info.TaskID, info.AgentToken, "")
 	require.Equal(t, 200, res.status, "the demo task is kept: %s", res.body)
 	_, err = p.stop(t)

@@ -30,6 +30,10 @@ type AgentInput struct {
 	PriorityField              string                 `json:"priority_field,omitempty"`
 	DocumentTranslationEnabled bool                   `json:"document_translation_enabled,omitempty"`
 	ResumeWebhookURL           string                 `json:"resume_webhook_url,omitempty"`
+	// WebhookEvents are the event types the webhook receives; nil (absent
+	// or null) is every type, an empty list none
+	// (docs/agent-platforms.md#webhook-event-catalogue).
+	WebhookEvents *[]string `json:"webhook_events,omitempty"`
 }
 
 // AgentView is an agent as the admin API shows it. WebhookSecret is set only
@@ -42,6 +46,7 @@ type AgentView struct {
 	PriorityField              string                 `json:"priority_field"`
 	DocumentTranslationEnabled bool                   `json:"document_translation_enabled"`
 	ResumeWebhookURL           string                 `json:"resume_webhook_url"`
+	WebhookEvents              []string               `json:"webhook_events"` // null: every type
 	WebhookSecretSet           bool                   `json:"webhook_secret_set"`
 	WebhookSecret              string                 `json:"webhook_secret,omitempty"`
 	CreatedAt                  time.Time              `json:"created_at"`
@@ -56,17 +61,21 @@ func agentView(a models.Agent) AgentView {
 	return AgentView{
 		ID: a.ID, Name: a.Name, KeyDefinitions: defs, SummaryInstructions: a.SummaryInstructions,
 		PriorityField: a.PriorityField, DocumentTranslationEnabled: a.DocumentTranslationEnabled,
-		ResumeWebhookURL: a.ResumeWebhookURL, WebhookSecretSet: len(a.WebhookSecretEnc) > 0,
+		ResumeWebhookURL: a.ResumeWebhookURL, WebhookEvents: a.WebhookEventList(), WebhookSecretSet: len(a.WebhookSecretEnc) > 0,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 	}
 }
 
 func agentInput(a models.Agent) AgentInput {
 	defs, _ := keydetail.Of(a)
-	return AgentInput{
+	in := AgentInput{
 		Name: a.Name, KeyDefinitions: defs, SummaryInstructions: a.SummaryInstructions, PriorityField: a.PriorityField,
 		DocumentTranslationEnabled: a.DocumentTranslationEnabled, ResumeWebhookURL: a.ResumeWebhookURL,
 	}
+	if events := a.WebhookEventList(); events != nil {
+		in.WebhookEvents = &events
+	}
+	return in
 }
 
 // checkAgent validates in onto a.
@@ -94,6 +103,13 @@ func checkAgent(a *models.Agent, in AgentInput) error {
 	a.DocumentTranslationEnabled = in.DocumentTranslationEnabled
 	if a.ResumeWebhookURL, err = checkHTTPURL(in.ResumeWebhookURL, "resume_webhook_url", true); err != nil {
 		return err
+	}
+	a.WebhookEvents = nil
+	if in.WebhookEvents != nil {
+		if err := webhook.ValidateEventTypes(*in.WebhookEvents); err != nil {
+			return apperr.Invalidf("%v", err)
+		}
+		a.WebhookEvents = models.MustJSON(*in.WebhookEvents)
 	}
 	return nil
 }
@@ -183,7 +199,7 @@ func (s *Service) UpdateAgent(ctx context.Context, workspaceID, actor, id string
 		}
 		a.UpdatedAt = time.Now().UTC()
 		if err := tx.Select("name", "key_definitions", "summary_instructions", "priority_field",
-			"document_translation_enabled", "resume_webhook_url", "updated_at").Updates(&a).Error; err != nil {
+			"document_translation_enabled", "resume_webhook_url", "webhook_events", "updated_at").Updates(&a).Error; err != nil {
 			return fmt.Errorf("admin: update agent: %w", err)
 		}
 		return nil

@@ -104,7 +104,27 @@ type Action struct {
 	HTTPCalls     []string `json:"http_calls,omitempty"` // names of `http_calls` ops, run after the writes
 	FeedEvent     string   `json:"feed_event,omitempty"` // name of the feed event recorded on success; default the action's name
 	ResolvesAwait bool     `json:"resolves_await,omitempty"`
+	// Outcome is what resolving the await with this action decides:
+	// approve, edit, reject or a custom label (a lowercase name). The
+	// task.resumed event carries it as decision.outcome
+	// (docs/agent-platforms.md#webhook-event-catalogue). Only on an action
+	// that resolves the await.
+	Outcome string `json:"outcome,omitempty"`
+	// ReasonRequired makes the runtime refuse the action without a
+	// reviewer's reason (payload "reason", at most MaxReasonLength
+	// characters). Only on an action that resolves the await.
+	ReasonRequired bool `json:"reason_required,omitempty"`
 }
+
+// Outcomes an action may declare besides a custom label.
+const (
+	OutcomeApprove = "approve"
+	OutcomeEdit    = "edit"
+	OutcomeReject  = "reject"
+)
+
+// MaxReasonLength bounds a reviewer's reason, in characters.
+const MaxReasonLength = 2000
 
 // HTTPCall is an `http_calls` op: an outbound request template (seed 000,
 // "http_calls templates"), run by the gateway.

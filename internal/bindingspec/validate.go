@@ -656,6 +656,24 @@ func (v *validator) actions(s *Spec) error {
 				return apperr.Invalidf("%s: feed_event %s", label, err)
 			}
 		}
+		if err := checkOutcome(a); err != nil {
+			return apperr.Invalidf("%s: %s", label, err)
+		}
+	}
+	return nil
+}
+
+// outcomeLabel is a custom outcome: a lowercase name.
+var outcomeLabel = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// checkOutcome checks an action's outcome and reason_required: both say
+// what resolving the await decides, so both need resolves_await.
+func checkOutcome(a *Action) error {
+	if (a.Outcome != "" || a.ReasonRequired) && !a.ResolvesAwait {
+		return fmt.Errorf("outcome and reason_required describe resolving the await: set resolves_await")
+	}
+	if a.Outcome != "" && !outcomeLabel.MatchString(a.Outcome) {
+		return fmt.Errorf("outcome %q must be approve, edit, reject or a custom label (a lowercase letter, then up to 63 lowercase letters, digits or _)", a.Outcome)
 	}
 	return nil
 }

@@ -46,7 +46,8 @@ const insertLocks = `SELECT (SELECT count(*) FROM (SELECT pg_advisory_xact_lock_
 	(SELECT count(*) FROM (SELECT 1 FROM tasks WHERE id = ANY($1::text[]::uuid[]) FOR KEY SHARE) AS t)`
 
 // Insert writes rows inside tx, which must be a transaction (Postgres keeps
-// the task locks until it ends). dedupe makes rows whose dedupe_key exists
+// the task locks until it ends), and the outbox rows of the webhook events
+// they are pushed as (push). dedupe makes rows whose dedupe_key exists
 // already insert nothing. A row whose task does not exist fails the insert
 // (ErrTaskGone), as the task's key did.
 func Insert(ctx context.Context, tx *gorm.DB, dedupe bool, rows ...models.FeedEvent) error {
@@ -71,7 +72,12 @@ func Insert(ctx context.Context, tx *gorm.DB, dedupe bool, rows ...models.FeedEv
 	if err := tx.Create(&rows).Error; err != nil {
 		return fmt.Errorf("feed: insert: %w", err)
 	}
-	return nil
+	if dedupe {
+		// rows a conflict skipped are not known here; no pushed type is
+		// inserted with dedupe (only task_resumed is)
+		return nil
+	}
+	return push(tx, rows)
 }
 
 // dedupeConflict is the ON CONFLICT of an insert that dedupes. Postgres's

@@ -43,7 +43,7 @@ func TestDocumentIsGeneratorReady(t *testing.T) {
 	for _, tg := range doc.Tags {
 		tags = append(tags, tg.Name)
 	}
-	require.Equal(t, []string{"bundle", "host", "agent", "admin", "meta"}, tags)
+	require.Equal(t, []string{"bundle", "host", "agent", "admin", "meta", "webhooks"}, tags)
 
 	camel := regexp.MustCompile(`^[a-z][a-zA-Z]+$`)
 	ids := map[string]string{}

@@ -13,31 +13,37 @@ import (
 	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
-// ResumePayload is the resume event: the outbox row's payload, the body of the
-// webhook and the feed's task_resumed record.
-type ResumePayload struct {
-	Type        string    `json:"type"` // "task.resumed", "task.aborted"
-	TaskID      string    `json:"task_id"`
-	AgentID     string    `json:"agent_id"`
-	WorkspaceID string    `json:"workspace_id"`
-	StepID      string    `json:"step_id"`
-	AwaitID     string    `json:"await_id"`
-	ResolvedBy  string    `json:"resolved_by"`
-	ResolvedAt  time.Time `json:"resolved_at"`
-	Reason      string    `json:"reason"`           // "action", "admin_release", "expired", "admin_abort"
-	Action      string    `json:"action,omitempty"` // the action that released it
-}
+// ResumePayload is a webhook event (webhook.Event): the outbox row's
+// payload, the body of the webhook and, for the types that resume a task,
+// the feed's task_resumed record.
+type ResumePayload = webhook.Event
 
-// ResumeEventType is the type of a resume event.
-const ResumeEventType = "task.resumed"
+// ResumeEventType is the type of the event of an await a reviewer's action
+// (or a card's answer) released.
+const ResumeEventType = webhook.TaskResumed
 
 // AbortEventType is the type of the event that tells an agent an admin
 // aborted its parked task: delivered like a resume event (webhook, and the
 // feed's await_aborted event on the pull endpoint), but nothing resumes.
-const AbortEventType = "task.aborted"
+const AbortEventType = webhook.TaskAborted
+
+// eventTypeOf is the type of the event of an await released for reason:
+// an admin's release is task.released, an expiry task.expired, anything
+// else (an action, a card's answer) task.resumed
+// (docs/agent-platforms.md#webhook-event-catalogue).
+func eventTypeOf(reason string) string {
+	switch reason {
+	case ReasonAdminRelease:
+		return webhook.TaskReleased
+	case ReasonExpired:
+		return webhook.TaskExpired
+	}
+	return ResumeEventType
+}
 
 // SettledError is the 409 of a write or an action on a step whose await is
 // no longer pending, resolved or aborted (docs/architecture.md#7-one-approval): its
@@ -75,6 +81,13 @@ func LockSessionAwait(ctx context.Context, tx *gorm.DB, c session.Claims) error 
 // transaction. Of many concurrent callers exactly one gets resolved = true;
 // a step with no await, or one already released, gives resolved = false.
 func ResolveSessionAwait(ctx context.Context, tx *gorm.DB, c session.Claims, actor, action string) (awaitID string, resolved bool, err error) {
+	return ResolveSessionAwaitDecided(ctx, tx, c, actor, action, nil)
+}
+
+// ResolveSessionAwaitDecided is ResolveSessionAwait whose resume event
+// carries decision (the action's outcome, reason and writes); its
+// decided_by and decided_at are filled here, as the await's.
+func ResolveSessionAwaitDecided(ctx context.Context, tx *gorm.DB, c session.Claims, actor, action string, decision *webhook.Decision) (awaitID string, resolved bool, err error) {
 	var aw models.TaskAwait
 	err = tx.WithContext(ctx).
 		Where("task_id = ? AND source_type = ? AND correlation_key = ?", c.TaskID, models.AwaitSourceAppTool, c.StepID).
@@ -87,7 +100,7 @@ func ResolveSessionAwait(ctx context.Context, tx *gorm.DB, c session.Claims, act
 	}
 	ok, err := release(ctx, tx, aw, ResumePayload{
 		TaskID: c.TaskID, AgentID: c.AgentID, WorkspaceID: c.WorkspaceID, StepID: c.StepID,
-		ResolvedBy: actor, Reason: "action", Action: action,
+		ResolvedBy: actor, Reason: "action", Action: action, Decision: decision,
 	})
 	return aw.ID, ok, err
 }
@@ -98,13 +111,19 @@ func ResolveSessionAwait(ctx context.Context, tx *gorm.DB, c session.Claims, act
 // of another workspace is not found. Of many concurrent callers exactly one
 // gets released = true; an await that is no longer pending gives false.
 func ReleaseAwait(ctx context.Context, tx *gorm.DB, workspaceID, awaitID, actor, reason string) (aw models.TaskAwait, task models.Task, released bool, err error) {
+	return ReleaseAwaitNoted(ctx, tx, workspaceID, awaitID, actor, reason, "")
+}
+
+// ReleaseAwaitNoted is ReleaseAwait whose event carries note, the admin's
+// reason for the release.
+func ReleaseAwaitNoted(ctx context.Context, tx *gorm.DB, workspaceID, awaitID, actor, reason, note string) (aw models.TaskAwait, task models.Task, released bool, err error) {
 	aw, task, err = findAwait(ctx, tx, workspaceID, awaitID)
 	if err != nil {
 		return aw, task, false, err
 	}
 	released, err = release(ctx, tx, aw, ResumePayload{
 		TaskID: task.ID, AgentID: task.AgentID, WorkspaceID: task.WorkspaceID, StepID: aw.CorrelationKey,
-		ResolvedBy: actor, Reason: reason,
+		ResolvedBy: actor, Reason: reason, Note: note,
 	})
 	return aw, task, released, err
 }
@@ -152,7 +171,13 @@ func release(ctx context.Context, tx *gorm.DB, aw models.TaskAwait, p ResumePayl
 	if err := claim.Release(tx.WithContext(ctx), aw.TaskID); err != nil {
 		return false, err
 	}
-	p.Type, p.AwaitID, p.ResolvedAt = ResumeEventType, aw.ID, now
+	p.Type, p.AwaitID, p.ResolvedAt = eventTypeOf(p.Reason), aw.ID, now
+	if p.Decision != nil {
+		p.Decision.DecidedBy, p.Decision.DecidedAt = p.ResolvedBy, now
+		if p.Decision.Writes == nil {
+			p.Decision.Writes = []webhook.Write{}
+		}
+	}
 	if _, err := outbox.Add(tx.WithContext(ctx), outbox.KindResumeEvent, p); err != nil {
 		return false, err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/audit"
-	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -32,30 +32,28 @@ const (
 // DeliveryStatuses are the outcomes a DeliveryFilter's Status may name.
 var DeliveryStatuses = []string{DeliveryDelivered, DeliveryFailed, DeliveryUnfinished}
 
-// EventTypes are the types of the events a delivery carries.
-var EventTypes = []string{ResumeEventType, AbortEventType}
+// EventTypes are the types of the events a delivery carries: the webhook
+// event catalogue (docs/agent-platforms.md#webhook-event-catalogue).
+var EventTypes = webhook.EventTypeNames()
 
 // DeliveryFilter narrows a listing of delivery attempts; its zero value
 // lists the workspace's first page.
 type DeliveryFilter struct {
 	// AgentID and TaskID keep one agent's or one task's attempts.
 	AgentID, TaskID string
-	// EventType keeps the attempts of one of EventTypes. An event's type
-	// is read from its outbox row, which the worker prunes after
-	// OUTBOX_RETENTION (docs/operators.md#configuration): older attempts
-	// have no type left to match.
+	// EventType keeps the attempts of one of EventTypes, as each attempt
+	// recorded it (migration 0017; attempts made before it took the type of
+	// their outbox row while it was kept).
 	EventType string
 	// Status keeps one of DeliveryStatuses.
 	Status string
 	Page   int // 1-based; 0 is the first page
 }
 
-// Delivery is one delivery attempt as an admin reads it: the attempt, the
-// type of the event it carried ("" once its outbox row is pruned) and its
-// agent's name.
+// Delivery is one delivery attempt as an admin reads it: the attempt (with
+// the type of the event it carried) and its agent's name.
 type Delivery struct {
 	models.WebhookDelivery
-	EventType string
 	AgentName string
 }
 
@@ -98,9 +96,7 @@ func Deliveries(ctx context.Context, db *gorm.DB, workspaceID string, f Delivery
 		q = q.Where("finished_at IS NULL")
 	}
 	if f.EventType != "" {
-		// ->> reads a JSON member as text on Postgres (jsonb) and SQLite
-		// (3.38+) alike.
-		q = q.Where("event_id IN (SELECT id FROM outbox WHERE kind = ? AND payload ->> 'type' = ?)", outbox.KindResumeEvent, f.EventType)
+		q = q.Where("event_type = ?", f.EventType)
 	}
 	var rows []models.WebhookDelivery
 	err := q.Order("created_at DESC, attempt DESC, id DESC").
@@ -110,48 +106,31 @@ func Deliveries(ctx context.Context, db *gorm.DB, workspaceID string, f Delivery
 	}
 	out := DeliveryPage{Page: page, HasMore: len(rows) > DeliveriesPerPage}
 	rows = rows[:min(len(rows), DeliveriesPerPage)]
-	types, names, err := deliveryNames(db, workspaceID, rows)
+	names, err := agentNames(db, workspaceID, rows)
 	if err != nil {
 		return DeliveryPage{}, err
 	}
 	out.Deliveries = make([]Delivery, len(rows))
 	for i, r := range rows {
-		out.Deliveries[i] = Delivery{WebhookDelivery: r, EventType: types[r.EventID], AgentName: names[r.AgentID]}
+		out.Deliveries[i] = Delivery{WebhookDelivery: r, AgentName: names[r.AgentID]}
 	}
 	return out, nil
 }
 
-// deliveryNames returns the event types of the attempts' events (from the
-// outbox rows still kept) and the workspace's agents' names: one query each
-// per page.
-func deliveryNames(db *gorm.DB, workspaceID string, rows []models.WebhookDelivery) (types, names map[string]string, err error) {
-	types, names = map[string]string{}, map[string]string{}
+// agentNames returns the workspace's agents' names (one query per page).
+func agentNames(db *gorm.DB, workspaceID string, rows []models.WebhookDelivery) (map[string]string, error) {
+	names := map[string]string{}
 	if len(rows) == 0 {
-		return types, names, nil
-	}
-	events := make([]string, 0, len(rows))
-	for _, r := range rows {
-		if !slices.Contains(events, r.EventID) {
-			events = append(events, r.EventID)
-		}
-	}
-	var typed []struct{ ID, Type string }
-	err = db.Model(&models.Outbox{}).Select("id, payload ->> 'type' AS type").
-		Where("id IN ? AND kind = ?", events, outbox.KindResumeEvent).Scan(&typed).Error
-	if err != nil {
-		return nil, nil, fmt.Errorf("review: event types: %w", err)
-	}
-	for _, e := range typed {
-		types[e.ID] = e.Type
+		return names, nil
 	}
 	var agents []models.Agent
 	if err := db.Select("id", "name").Where("workspace_id = ?", workspaceID).Find(&agents).Error; err != nil {
-		return nil, nil, fmt.Errorf("review: agent names: %w", err)
+		return nil, fmt.Errorf("review: agent names: %w", err)
 	}
 	for _, a := range agents {
 		names[a.ID] = a.Name
 	}
-	return types, names, nil
+	return names, nil
 }
 
 // Redeliver enqueues one more delivery of resume event eventID of the

@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -29,19 +30,15 @@ func TestDeliveriesKeepWhatTheirFilterNames(t *testing.T) {
 		require.NoError(t, st.DB.Create(&second).Error)
 		base := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 		n := 0
-		// deliver records one attempt of a new event of type typ (kept in
-		// the outbox unless typ is ""), at a later time than the last.
+		// deliver records one attempt of a new event of type typ, at a
+		// later time than the last.
 		deliver := func(ws, agentID, typ string, status int, finished bool) string {
 			tk := models.Task{ID: models.NewID(), WorkspaceID: ws, AgentID: agentID, Status: models.TaskRunning, CreatedAt: base, UpdatedAt: base}
 			require.NoError(t, st.DB.Create(&tk).Error)
-			eventID := models.NewID()
-			if typ != "" {
-				var err error
-				eventID, err = outbox.Add(st.DB, outbox.KindResumeEvent, review.ResumePayload{Type: typ, TaskID: tk.ID, AgentID: agentID, WorkspaceID: ws})
-				require.NoError(t, err)
-			}
+			eventID, err := outbox.Add(st.DB, outbox.KindResumeEvent, review.ResumePayload{Type: typ, TaskID: tk.ID, AgentID: agentID, WorkspaceID: ws})
+			require.NoError(t, err)
 			n++
-			d := models.WebhookDelivery{ID: models.NewID(), EventID: eventID, AgentID: agentID, TaskID: tk.ID,
+			d := models.WebhookDelivery{ID: models.NewID(), EventID: eventID, EventType: typ, AgentID: agentID, TaskID: tk.ID,
 				URL: "https://hooks.example.test", Attempt: 1, StatusCode: status, CreatedAt: base.Add(time.Duration(n) * time.Minute)}
 			if finished {
 				at := d.CreatedAt.Add(time.Second)
@@ -53,7 +50,9 @@ func TestDeliveriesKeepWhatTheirFilterNames(t *testing.T) {
 		resumedOK := deliver(tn.Workspace.ID, tn.Agent.ID, review.ResumeEventType, 204, true)
 		abortedFailed := deliver(tn.Workspace.ID, tn.Agent.ID, review.AbortEventType, 500, true)
 		unfinished := deliver(tn.Workspace.ID, second.ID, review.ResumeEventType, 0, false)
-		pruned := deliver(tn.Workspace.ID, second.ID, "", 0, true)
+		// The type is the attempt's own: it outlives the pruned outbox row.
+		pruned := deliver(tn.Workspace.ID, second.ID, webhook.ToolCallFailed, 0, true)
+		require.NoError(t, st.DB.Where("payload ->> 'task_id' = ?", pruned).Delete(&models.Outbox{}).Error)
 		deliver(other.Workspace.ID, other.Agent.ID, review.ResumeEventType, 204, true)
 
 		for _, tc := range []struct {
@@ -67,6 +66,7 @@ func TestDeliveriesKeepWhatTheirFilterNames(t *testing.T) {
 			{"task", review.DeliveryFilter{TaskID: abortedFailed}, []string{abortedFailed}},
 			{"event type", review.DeliveryFilter{EventType: review.ResumeEventType}, []string{unfinished, resumedOK}},
 			{"aborted", review.DeliveryFilter{EventType: review.AbortEventType}, []string{abortedFailed}},
+			{"pruned outbox row", review.DeliveryFilter{EventType: webhook.ToolCallFailed}, []string{pruned}},
 			{"delivered", review.DeliveryFilter{Status: review.DeliveryDelivered}, []string{resumedOK}},
 			{"failed", review.DeliveryFilter{Status: review.DeliveryFailed}, []string{pruned, abortedFailed}},
 			{"unfinished", review.DeliveryFilter{Status: review.DeliveryUnfinished}, []string{unfinished}},
@@ -89,7 +89,7 @@ func TestDeliveriesKeepWhatTheirFilterNames(t *testing.T) {
 		for _, d := range page.Deliveries {
 			types, names = append(types, d.EventType), append(names, d.AgentName)
 		}
-		require.Equal(t, []string{"", review.ResumeEventType, review.AbortEventType, review.ResumeEventType}, types)
+		require.Equal(t, []string{webhook.ToolCallFailed, review.ResumeEventType, review.AbortEventType, review.ResumeEventType}, types)
 		require.Equal(t, []string{second.Name, second.Name, tn.Agent.Name, tn.Agent.Name}, names)
 
 		for _, f := range []review.DeliveryFilter{{Status: "ok"}, {EventType: "task.created"}, {AgentID: "bob"}, {TaskID: "42"}} {

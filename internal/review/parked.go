@@ -80,7 +80,7 @@ func (p *Parked) Release(ctx context.Context, workspaceID, awaitID, actor, note 
 	var aw models.TaskAwait
 	err = p.store.Tx(ctx, func(tx *gorm.DB) error {
 		tx = tx.WithContext(ctx)
-		found, task, released, err := ReleaseAwait(ctx, tx, workspaceID, awaitID, actor, ReasonAdminRelease)
+		found, task, released, err := ReleaseAwaitNoted(ctx, tx, workspaceID, awaitID, actor, ReasonAdminRelease, note)
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (p *Parked) Abort(ctx context.Context, workspaceID, awaitID, actor, note st
 		// task is not resumed: the event's type says it was aborted.
 		_, err = outbox.Add(tx, outbox.KindResumeEvent, ResumePayload{
 			Type: AbortEventType, TaskID: task.ID, AgentID: task.AgentID, WorkspaceID: task.WorkspaceID,
-			StepID: aw.CorrelationKey, AwaitID: aw.ID, ResolvedBy: actor, ResolvedAt: now, Reason: ReasonAdminAbort,
+			StepID: aw.CorrelationKey, AwaitID: aw.ID, ResolvedBy: actor, ResolvedAt: now, Reason: ReasonAdminAbort, Note: note,
 		})
 		if err != nil {
 			return err

@@ -19,12 +19,14 @@ import (
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
-// ResumeEvent is a resume event as it leaves appruntime: the webhook body and
-// the payload of the feed's task_resumed record. ID is the outbox row's id,
+// ResumeEvent is an event as it leaves appruntime: the webhook body and,
+// for the types that resume a task, the payload of the feed's task_resumed
+// record. ID is the outbox row's id,
 // the event's idempotency key for receivers.
 type ResumeEvent struct {
 	ID string `json:"id"`
@@ -115,8 +117,10 @@ func (r *Resumer) HandleResume(ctx context.Context, outboxID string) error {
 			taskGone = gone
 			return err
 		}
-		if ev.Type == AbortEventType {
-			return nil // the abort recorded its own feed event; nothing resumes
+		if !webhook.ResumesTask(ev.Type) {
+			// an abort, or an event pushed from the feed, recorded its
+			// own feed event; nothing resumes
+			return nil
 		}
 		if err := resumeTask(tx, ev.TaskID); err != nil {
 			return err
@@ -131,15 +135,16 @@ func (r *Resumer) HandleResume(ctx context.Context, outboxID string) error {
 		return r.done(ctx, outboxID)
 	}
 	var agent models.Agent
-	err = r.store.DB.WithContext(ctx).Select("id", "resume_webhook_url").Where("id = ?", ev.AgentID).Take(&agent).Error
+	err = r.store.DB.WithContext(ctx).Select("id", "resume_webhook_url", "webhook_events").Where("id = ?", ev.AgentID).Take(&agent).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return r.done(ctx, outboxID) // the agent was deleted: nobody left to tell
 	}
 	if err != nil {
 		return fmt.Errorf("review: load agent %s: %w", ev.AgentID, err)
 	}
-	if agent.ResumeWebhookURL == "" {
-		// the platform pulls GET /api/agent/tasks/{id}/events instead
+	if agent.ResumeWebhookURL == "" || !webhook.Subscribed(agent.WebhookEventList(), ev.Type) {
+		// the platform pulls GET /api/agent/tasks/{id}/events instead, or
+		// does not want this type pushed
 		return r.done(ctx, outboxID)
 	}
 	// The event stays owed until its delivery settles (HandleWebhook).

@@ -102,7 +102,7 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 	// The attempt is recorded before it is sent: a worker killed while the
 	// POST is in flight leaves it recorded, unfinished (finished_at null).
 	attempt := models.WebhookDelivery{
-		ID: models.NewID(), EventID: eventID, AgentID: agent.ID, TaskID: ev.TaskID,
+		ID: models.NewID(), EventID: eventID, EventType: ev.Type, AgentID: agent.ID, TaskID: ev.TaskID,
 		URL: agent.ResumeWebhookURL, Attempt: len(prior) + 1, CreatedAt: time.Now().UTC(),
 	}
 	if err := db.Create(&attempt).Error; err != nil {

@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -14,14 +17,42 @@ import (
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
-// actionPayload is what an action takes: a row per write (by write op name)
-// and the placeholder values of its http_calls.
+// actionPayload is what an action takes: a row per write (by write op name),
+// the placeholder values of its http_calls and the reviewer's reason
+// (required by an action with reason_required; the task.resumed event
+// carries it, docs/agent-platforms.md#webhook-event-catalogue).
 type actionPayload struct {
 	Rows   map[string]map[string]any `json:"rows,omitempty"`
 	Values map[string]any            `json:"values,omitempty"`
+	Reason string                    `json:"reason,omitempty"`
+}
+
+// checkReason refuses an action without the reason it requires, or with
+// one longer than bindingspec.MaxReasonLength characters.
+func checkReason(act *bindingspec.Action, reason string) error {
+	if act.ReasonRequired && strings.TrimSpace(reason) == "" {
+		return apperr.Invalidf("reason is required: action %q asks the reviewer why (reason_required)", act.Name)
+	}
+	if n := utf8.RuneCountInString(reason); n > bindingspec.MaxReasonLength {
+		return apperr.Invalidf("reason is %d characters long, more than the %d allowed", n, bindingspec.MaxReasonLength)
+	}
+	return nil
+}
+
+// decisionOf is the decision the task.resumed event of an action that
+// resolved its await carries: the action's outcome, the reviewer's reason
+// and the rows written, with their ops (who and when are the await's).
+func decisionOf(act *bindingspec.Action, reason string, stmts []datasource.WriteStmt, results map[string]any) *webhook.Decision {
+	d := &webhook.Decision{Outcome: act.Outcome, Reason: strings.TrimSpace(reason), Writes: make([]webhook.Write, len(stmts))}
+	for i, st := range stmts {
+		n, _ := results[act.Writes[i]].(int64)
+		d.Writes[i] = webhook.Write{Name: act.Writes[i], Op: st.Mode, Table: st.Table, Row: json.RawMessage(models.MustJSON(st.Values)), RowsAffected: n}
+	}
+	return d
 }
 
 // Action runs an action (docs/architecture.md#2-action-atomicity, #7-one-approval, #8-a-write-and-its-feed-row). Its
@@ -48,6 +79,9 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 	}
 	p, err := v.payload()
 	if err != nil {
+		return Result{}, err
+	}
+	if err := checkReason(act, p.Reason); err != nil {
 		return Result{}, err
 	}
 	for name := range p.Rows {
@@ -118,7 +152,8 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		}
 		committed = true
 		if act.ResolvesAwait {
-			if _, resolved, err = review.ResolveSessionAwait(ctx, db, c, actor(c), act.Name); err != nil {
+			decision := decisionOf(act, p.Reason, stmts, results)
+			if _, resolved, err = review.ResolveSessionAwaitDecided(ctx, db, c, actor(c), act.Name, decision); err != nil {
 				return err
 			}
 		}

@@ -107,7 +107,8 @@ func (s *standIn) runtime(w http.ResponseWriter, r *http.Request) {
 	case req.Op == "always_limited":
 		w.Header().Set("Retry-After", "0")
 		status, body = http.StatusTooManyRequests, fail(429, "this surface is calling faster than 5/s")
-	case req.Op == "approve" && req.AwaitID == "await-1":
+	case req.Op == "approve" && req.AwaitID == "await-1" && req.Payload["reason"] == "matches the PO" && req.Payload["rows"] != nil:
+		// the reason option travels as payload.reason, beside the rows
 		body = map[string]any{"ok": true, "kind": "action", "result": map[string]any{"results": map[string]any{"await_resolved": true}, "responses": map[string]any{}}}
 	default:
 		status, body = http.StatusForbidden, fail(403, fmt.Sprintf("op %q is not allowed by the binding", req.Op))
@@ -214,7 +215,7 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 	// Verbs return the envelope's result.
 	require.Equal(t, "rows", results.First["kind"])
 	require.Equal(t, float64(1), results.First["row_count"])
-	require.Equal(t, map[string]any{"await_resolved": true}, results.Action["results"], "the action carried await_id")
+	require.Equal(t, map[string]any{"await_resolved": true}, results.Action["results"], "the action carried await_id and its reason in the payload")
 
 	// A 429 is retried after Retry-After, and only then.
 	require.Equal(t, "http", results.Limited["kind"])

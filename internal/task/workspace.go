@@ -8,8 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -92,6 +95,13 @@ type AwaitView struct {
 	CreatedAt      time.Time
 	ResolvedAt     *time.Time
 	ResolvedBy     string
+	// Outcome and DecisionReason are what the resolving action decided
+	// (its declared outcome, the reviewer's reason), read from the task's
+	// task_resumed feed event once the resume event is recorded
+	// (docs/agent-platforms.md#webhook-event-catalogue); empty before, and
+	// for an await an action declaring none resolved.
+	Outcome        string
+	DecisionReason string
 }
 
 // Pending reports whether the await still holds its task.
@@ -226,9 +236,15 @@ func (s *Service) Inspect(ctx context.Context, workspaceID, taskID string) (Deta
 	if err := db.Where("task_id = ?", t.ID).Order("created_at, id").Find(&awaits).Error; err != nil {
 		return Detail{}, fmt.Errorf("task: awaits: %w", err)
 	}
+	decisions, err := awaitDecisions(db, t.ID, len(awaits))
+	if err != nil {
+		return Detail{}, err
+	}
 	for _, a := range awaits {
+		dec := decisions[a.ID]
 		d.Awaits = append(d.Awaits, AwaitView{ID: a.ID, SourceType: a.SourceType, CorrelationKey: a.CorrelationKey,
-			Status: a.Status, Reason: a.Reason, CreatedAt: a.CreatedAt, ResolvedAt: a.ResolvedAt, ResolvedBy: a.ResolvedBy})
+			Status: a.Status, Reason: a.Reason, CreatedAt: a.CreatedAt, ResolvedAt: a.ResolvedAt, ResolvedBy: a.ResolvedBy,
+			Outcome: dec.Outcome, DecisionReason: dec.Reason})
 	}
 
 	var kvs []models.AgentKeyValue
@@ -306,4 +322,25 @@ func (s *Service) LatestSessionOf(ctx context.Context, workspaceID, bindingID st
 		return SessionSample{}, false, nil
 	}
 	return rows[0], true, nil
+}
+
+// awaitDecisions returns the decisions of the task's resolved awaits by
+// await id, from its task_resumed feed events (the resume event's payload,
+// decision included). A task that never parked costs no query.
+func awaitDecisions(db *gorm.DB, taskID string, awaits int) (map[string]webhook.Decision, error) {
+	out := map[string]webhook.Decision{}
+	if awaits == 0 {
+		return out, nil
+	}
+	var rows []models.FeedEvent
+	if err := db.Select("payload").Where("task_id = ? AND type = ?", taskID, models.FeedTaskResumed).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("task: resume events: %w", err)
+	}
+	for _, r := range rows {
+		var ev webhook.Event
+		if r.Payload.Decode(&ev) == nil && ev.Decision != nil && ev.AwaitID != "" {
+			out[ev.AwaitID] = *ev.Decision
+		}
+	}
+	return out, nil
 }

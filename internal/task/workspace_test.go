@@ -11,6 +11,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -98,6 +99,12 @@ func TestInspect(t *testing.T) {
 	ctx := context.Background()
 	v := f.newTask(t)
 	aw := f.parkAt(t, v.ID, time.Now().UTC())
+	// The resume event's decision (issue 29 §3), as HandleResume records it;
+	// older than the events shown, and read all the same.
+	resumed := webhook.Event{Type: webhook.TaskResumed, TaskID: v.ID, AwaitID: aw.ID,
+		Decision: &webhook.Decision{Outcome: "reject", Reason: "duplicate of INV-1041", Writes: []webhook.Write{}}}
+	require.NoError(t, f.st.DB.Create(&models.FeedEvent{TaskID: v.ID, Type: models.FeedTaskResumed, Actor: "system",
+		Payload: models.MustJSON(resumed)}).Error)
 	events := make([]models.FeedEvent, task.MaxFeedEventsShown+5)
 	for i := range events {
 		events[i] = models.FeedEvent{TaskID: v.ID, Type: models.FeedAgentAction, Name: fmt.Sprintf("e%03d", i), Actor: "system"}
@@ -112,6 +119,8 @@ func TestInspect(t *testing.T) {
 	require.Len(t, d.Awaits, 1)
 	require.Equal(t, aw.ID, d.Awaits[0].ID)
 	require.True(t, d.Awaits[0].Pending())
+	require.Equal(t, "reject", d.Awaits[0].Outcome, "the await shows what its resume event decided")
+	require.Equal(t, "duplicate of INV-1041", d.Awaits[0].DecisionReason)
 	require.True(t, d.EventsTruncated)
 	require.Len(t, d.Events, task.MaxFeedEventsShown)
 	require.Equal(t, "e005", d.Events[0].Name, "the oldest shown event comes first")

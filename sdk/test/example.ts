@@ -24,7 +24,7 @@ export async function review(): Promise<string> {
   const approved = await app.action("approve_invoice", {
     rows: { record_decision: { decision: "approved", note: "matches the PO" }, set_status: { id: 1, status: "approved" } },
     values: { invoice_id: "1", reason: "matches the PO" },
-  }, { awaitId: app.awaitId });
+  }, { awaitId: app.awaitId, reason: "matches the PO" });
   const resolved: boolean | undefined = approved.results.await_resolved;
 
   const run = await app.run("vendor_lookup", { vendor_name: "ACME" });
