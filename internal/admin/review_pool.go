@@ -91,7 +91,7 @@ func (s *Service) reviewPoolViews(_ context.Context, db *gorm.DB, pools []models
 // saveReviewPoolError turns the name's uniqueness violation into a 409.
 func saveReviewPoolError(err error, name string) error {
 	if store.IsUniqueViolation(err) {
-		return apperr.Conflictf("a review pool named %q already exists in this workspace", name)
+		return apperr.Conflictf("name %q is already taken by another review pool of this workspace", name)
 	}
 	return fmt.Errorf("admin: save review pool: %w", err)
 }
