@@ -108,6 +108,9 @@ func TestReviewNextOrderAssignmentAbortAndExpiry(t *testing.T) {
 	} {
 		require.NoError(t, db.Model(&models.Task{}).Where("id = ?", id).Updates(map[string]any{"priority": v[0], "created_at": v[1]}).Error)
 	}
+	// Bob asks again while holding claims: the claim limit
+	// (TestReviewPoolsAndTheClaimLimitOverHTTP) is not what this test is about.
+	require.NoError(t, db.Model(&models.Workspace{}).Where("id = ?", f.tenant.Workspace.ID).Update("review_claim_limit", 10).Error)
 	// The oldest, lowest one is assigned to alice: it comes first for her.
 	require.NoError(t, db.Model(&models.Task{}).Where("id = ?", f.taskID).Update("assigned_to", aliceID).Error)
 

@@ -109,6 +109,7 @@ func (s *server) routes(app *fiber.App) {
 	s.adminAgentRoutes(app)
 	s.adminIntegrationRoutes(app)
 	s.adminUserRoutes(app)
+	s.adminReviewPoolRoutes(app)
 	s.adminTokenRoutes(app)
 	s.adminConfiguredToolRoutes(app)
 	s.bundleRoutes(app)

@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/capability"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/task"
@@ -40,6 +41,9 @@ func (s *server) reviewRoutes(app *fiber.App) {
 // reviewHome is the review page's data.
 type reviewHome struct {
 	Nothing bool // the last "Review next" found nothing
+	// Held are the claims the reviewer holds when "Review next" met the
+	// workspace's claim limit: finish or put back one of them first.
+	Held []claim.HeldClaim
 }
 
 // showReview answers GET /review: the "Review next" button.
@@ -58,6 +62,18 @@ func wantsJSON(c *fiber.Ctx) bool {
 func (s *server) reviewNext(c *fiber.Ctx) error {
 	me := adminOf(c)
 	claim, err := s.Queue.Next(c.UserContext(), me.WorkspaceID, me.ID)
+	if held, ok := heldClaimsOf(err); ok {
+		if wantsJSON(c) {
+			// The host script's request_next_review reads the API's shape.
+			_, _, msg := apperr.Public(err)
+			body := fiber.Map{"error": msg}
+			for k, v := range apperr.DetailOf(err) {
+				body[k] = v
+			}
+			return c.Status(fiber.StatusConflict).JSON(body)
+		}
+		return s.render(c, fiber.StatusConflict, "review", "Review", "review", reviewHome{Held: held})
+	}
 	if err != nil {
 		return err
 	}
@@ -72,6 +88,13 @@ func (s *server) reviewNext(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"task": claim, "url": to})
 	}
 	return c.Redirect(to, fiber.StatusSeeOther)
+}
+
+// heldClaimsOf returns the claims a claim_limit_reached conflict names.
+func heldClaimsOf(err error) ([]claim.HeldClaim, bool) {
+	d := apperr.DetailOf(err)
+	held, ok := d["held_claims"].([]claim.HeldClaim)
+	return held, ok && d["code"] == claim.ClaimLimitReached
 }
 
 // viewerPage is one page of a document as the viewer shows it.

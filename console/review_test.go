@@ -44,6 +44,9 @@ func TestReviewerPages(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Store.DB.Create(&models.AgentKeyValue{ID: models.NewID(), TaskID: f.TaskID, AgentID: c.Tenant.Agent.ID,
 		Key: "vendor", Value: models.JSON(`"ACME Corp"`)}).Error)
+	// The reviewer asks for the next task while holding one: the claim
+	// limit (TestReviewPoolsPage) is not what this test is about.
+	require.NoError(t, c.Store.DB.Model(&models.Workspace{}).Where("id = ?", c.Tenant.Workspace.ID).Update("review_claim_limit", 2).Error)
 
 	cl := c.client(t)
 	p := cl.login(f.ReviewerEmail, testPassword)

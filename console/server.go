@@ -212,6 +212,12 @@ func (s *server) routes(app *fiber.App) {
 	g.Post("/users/:id", s.saveUser)
 	g.Post("/users/:id/password", s.resetUserPassword)
 	g.Post("/users/:id/delete", s.deleteUser)
+	g.Get("/review-pools", s.listReviewPools)
+	g.Post("/review-pools", s.createReviewPool)
+	g.Post("/review-pools/claim-limit", s.saveClaimLimit)
+	g.Post("/review-pools/:id/delete", s.deleteReviewPool)
+	g.Post("/review-pools/:id/members", s.linkReviewPool(admin.PoolMember))
+	g.Post("/review-pools/:id/agents", s.linkReviewPool(admin.PoolAgent))
 
 	g.Get("/tokens", s.listTokens)
 	g.Post("/tokens", s.issueToken)

@@ -14,30 +14,36 @@ type tasksPage struct {
 	task.SummaryPage
 	Status   string
 	Statuses []string
-	// Query and AgentID are the search asked for (?q=&agent=); Agents the
-	// workspace's agents, by name, for the agent select.
-	Query, AgentID string
-	Agents         []admin.AgentView
+	// Query, AgentID and PoolID are the search asked for
+	// (?q=&agent=&pool=); Agents and Pools the workspace's, by name, for
+	// the selects.
+	Query, AgentID, PoolID string
+	Agents                 []admin.AgentView
+	Pools                  []admin.ReviewPoolView
 }
 
 // Link returns /tasks with the page's filters and page n, so a search can
 // be shared and paged.
 func (p tasksPage) Link(n int) string {
-	return searchLink("/tasks", n, "status", p.Status, "q", p.Query, "agent", p.AgentID)
+	return searchLink("/tasks", n, "status", p.Status, "q", p.Query, "agent", p.AgentID, "pool", p.PoolID)
 }
 
-// listTasks answers GET /tasks[?status=…&q=…&agent=…&page=…]: the
+// listTasks answers GET /tasks[?status=…&q=…&agent=…&pool=…&page=…]: the
 // workspace's tasks, newest first, found by text (title, id, key details,
-// agent name) and agent, with how long each parked one has been waiting.
+// agent name), agent and review pool, with how long each parked one has
+// been waiting.
 func (s *server) listTasks(c *fiber.Ctx) error {
 	ctx, ws := c.UserContext(), adminOf(c).WorkspaceID
-	p := tasksPage{Status: c.Query("status"), Statuses: task.Statuses, Query: c.Query("q"), AgentID: c.Query("agent")}
+	p := tasksPage{Status: c.Query("status"), Statuses: task.Statuses, Query: c.Query("q"), AgentID: c.Query("agent"), PoolID: c.Query("pool")}
 	var err error
-	p.SummaryPage, err = s.Tasks.ListWorkspace(ctx, ws, task.ListFilter{Status: p.Status, Query: p.Query, AgentID: p.AgentID, Page: pageParam(c)})
+	p.SummaryPage, err = s.Tasks.ListWorkspace(ctx, ws, task.ListFilter{Status: p.Status, Query: p.Query, AgentID: p.AgentID, PoolID: p.PoolID, Page: pageParam(c)})
 	if err != nil {
 		return err
 	}
 	if p.Agents, err = s.Admin.ListAgents(ctx, ws); err != nil {
+		return err
+	}
+	if p.Pools, err = s.Admin.ListReviewPools(ctx, ws); err != nil {
 		return err
 	}
 	return s.render(c, fiber.StatusOK, "tasks", "Tasks", "tasks", p)

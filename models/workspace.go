@@ -4,11 +4,21 @@ import "time"
 
 // Workspace is a tenant: every other row belongs to one, directly or through its parent.
 type Workspace struct {
-	ID        string `gorm:"primaryKey"`
-	Name      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID   string `gorm:"primaryKey"`
+	Name string
+	// ReviewClaimLimit is how many live review claims one reviewer may hold
+	// at once (1..100, default 1): review/next over it answers 409
+	// (docs/admins.md#review-pools-and-the-claim-limit).
+	ReviewClaimLimit int `gorm:"default:1"`
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
+
+// Review claim limits a workspace may set.
+const (
+	DefaultReviewClaimLimit = 1
+	MaxReviewClaimLimit     = 100
+)
 
 // User roles.
 const (

@@ -19,14 +19,19 @@ import (
 // WorkspaceInput is a workspace as the admin API takes it.
 type WorkspaceInput struct {
 	Name string `json:"name"`
+	// ReviewClaimLimit is how many live review claims one reviewer may
+	// hold (1..100); zero on create is the default, 1
+	// (docs/admins.md#review-pools-and-the-claim-limit).
+	ReviewClaimLimit int `json:"review_claim_limit"`
 }
 
 // WorkspaceView is a workspace as the admin API shows it.
 type WorkspaceView struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID               string    `json:"id"`
+	Name             string    `json:"name"`
+	ReviewClaimLimit int       `json:"review_claim_limit"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // NewWorkspace is the reply to creating a workspace: it carries the new
@@ -37,7 +42,15 @@ type NewWorkspace struct {
 }
 
 func workspaceView(w models.Workspace) WorkspaceView {
-	return WorkspaceView{ID: w.ID, Name: w.Name, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+	return WorkspaceView{ID: w.ID, Name: w.Name, ReviewClaimLimit: w.ReviewClaimLimit, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+}
+
+// checkReviewClaimLimit refuses a claim limit outside 1..100.
+func checkReviewClaimLimit(n int) error {
+	if n < 1 || n > models.MaxReviewClaimLimit {
+		return apperr.Invalidf("review_claim_limit must be between 1 and %d, got %d", models.MaxReviewClaimLimit, n)
+	}
+	return nil
 }
 
 // ListWorkspaces returns the workspaces an admin token sees: its own.
@@ -75,7 +88,13 @@ func (s *Service) CreateWorkspace(ctx context.Context, actor string, in Workspac
 	if err != nil {
 		return NewWorkspace{}, err
 	}
-	w := models.Workspace{ID: models.NewID(), Name: name}
+	if in.ReviewClaimLimit == 0 {
+		in.ReviewClaimLimit = models.DefaultReviewClaimLimit
+	}
+	if err := checkReviewClaimLimit(in.ReviewClaimLimit); err != nil {
+		return NewWorkspace{}, err
+	}
+	w := models.Workspace{ID: models.NewID(), Name: name, ReviewClaimLimit: in.ReviewClaimLimit}
 	var secret string
 	e := audit.Entry{WorkspaceID: w.ID, Actor: actor, Action: "workspace.create", TargetType: "workspace", TargetID: w.ID,
 		Detail: map[string]any{"name": name}}
@@ -102,14 +121,18 @@ func (s *Service) UpdateWorkspace(ctx context.Context, workspaceID, actor, id st
 			return err
 		}
 		var in WorkspaceInput
-		if err := strictjson.MergeInto(WorkspaceInput{Name: w.Name}, patch, &in); err != nil {
+		if err := strictjson.MergeInto(WorkspaceInput{Name: w.Name, ReviewClaimLimit: w.ReviewClaimLimit}, patch, &in); err != nil {
 			return err
 		}
 		if w.Name, err = field.Name(in.Name, "name", MaxNameLength); err != nil {
 			return err
 		}
-		e.Detail = map[string]any{"name": w.Name}
-		if err := tx.Model(&w).Updates(map[string]any{"name": w.Name, "updated_at": time.Now().UTC()}).Error; err != nil {
+		if err := checkReviewClaimLimit(in.ReviewClaimLimit); err != nil {
+			return err
+		}
+		e.Detail = map[string]any{"name": w.Name, "review_claim_limit": in.ReviewClaimLimit}
+		if err := tx.Model(&w).Updates(map[string]any{"name": w.Name, "review_claim_limit": in.ReviewClaimLimit,
+			"updated_at": time.Now().UTC()}).Error; err != nil {
 			return fmt.Errorf("admin: update workspace: %w", err)
 		}
 		return tx.Where("id = ?", w.ID).Take(&w).Error

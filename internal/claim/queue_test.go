@@ -34,6 +34,9 @@ func TestQueueOnBothDialects(t *testing.T) {
 				CorrelationKey: step.ID, Status: models.AwaitPending}).Error)
 			return task.ID
 		}
+		// A reviewer asks again while holding a claim below: the limit
+		// (TestClaimLimitOnBothDialects) is not what this test is about.
+		require.NoError(t, st.DB.Model(&models.Workspace{}).Where("id = ?", tn.Workspace.ID).Update("review_claim_limit", 2).Error)
 		low, high := park(1, time.Hour), park(5, time.Minute)
 		me, other := tn.Admin.ID, models.NewID()
 		require.NoError(t, st.DB.Create(&models.User{ID: other, WorkspaceID: tn.Workspace.ID, Email: other + "@example.test", Role: models.RoleReviewer, PasswordHash: "-"}).Error)

@@ -204,7 +204,11 @@ func TestRebuildingUsersOnSQLiteKeepsEveryRowAndForeignKey(t *testing.T) {
 	ws := models.Workspace{ID: models.NewID(), Name: "w", CreatedAt: now, UpdatedAt: now}
 	u := models.User{ID: models.NewID(), WorkspaceID: ws.ID, Email: "kept@example.test", Role: models.RoleAdmin, PasswordHash: "-", CreatedAt: now, UpdatedAt: now}
 	tok := models.APIToken{ID: models.NewID(), WorkspaceID: ws.ID, Scope: models.ScopeHost, TokenHash: "h", UserID: &u.ID, CreatedAt: now}
-	for _, row := range []any{&ws, &u, &tok} {
+	// The workspace row as 0001 knew it: the model has columns of later
+	// migrations (review_claim_limit, 0019) that gorm would name.
+	require.NoError(t, st.DB.Exec(`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+		ws.ID, ws.Name, ws.CreatedAt, ws.UpdatedAt).Error)
+	for _, row := range []any{&u, &tok} {
 		require.NoError(t, st.DB.Create(row).Error)
 	}
 
@@ -219,9 +223,18 @@ func TestRebuildingUsersOnSQLiteKeepsEveryRowAndForeignKey(t *testing.T) {
 	require.Equal(t, int64(1), tokens, "and the token that points at it")
 	orphan := models.APIToken{ID: models.NewID(), WorkspaceID: ws.ID, Scope: models.ScopeHost, TokenHash: "h2", UserID: ptrTo(models.NewID()), CreatedAt: now}
 	require.Error(t, st.DB.Create(&orphan).Error, "foreign keys are enforced again")
+	// Every foreign key to users cascades, the later ones (0019's pool
+	// members) too.
+	pool := models.ReviewPool{ID: models.NewID(), WorkspaceID: ws.ID, Name: "p", CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.DB.Create(&pool).Error)
+	require.NoError(t, st.DB.Create(&models.ReviewPoolMember{PoolID: pool.ID, UserID: u.ID}).Error)
+	require.Error(t, st.DB.Create(&models.ReviewPoolMember{PoolID: pool.ID, UserID: models.NewID()}).Error, "a member must be a user")
 	require.NoError(t, st.DB.Delete(&models.User{}, "id = ?", u.ID).Error)
 	require.NoError(t, st.DB.Model(&models.APIToken{}).Where("user_id = ?", u.ID).Count(&tokens).Error)
 	require.Zero(t, tokens, "and still cascade")
+	var members int64
+	require.NoError(t, st.DB.Model(&models.ReviewPoolMember{}).Where("user_id = ?", u.ID).Count(&members).Error)
+	require.Zero(t, members, "a deleted user leaves their pools")
 }
 
 func ptrTo[T any](v T) *T { return &v }

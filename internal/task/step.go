@@ -12,6 +12,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/bundle"
+	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/keydetail"
 	"github.com/appruntime/appruntime/internal/outbox"
@@ -140,6 +141,9 @@ func (s *Service) AddAppToolStep(ctx context.Context, c Caller, taskID string, i
 		if await != nil {
 			if err := tx.Create(await).Error; err != nil {
 				return fmt.Errorf("task: create await: %w", err)
+			}
+			if err := claim.RouteToAgentPools(ctx, tx, t.ID, t.AgentID); err != nil {
+				return err
 			}
 			if tool.AwaitExpirySeconds != nil && *tool.AwaitExpirySeconds > 0 {
 				due := now.Add(time.Duration(*tool.AwaitExpirySeconds) * time.Second)

@@ -50,7 +50,10 @@ type ListFilter struct {
 	Query string
 	// AgentID keeps the tasks of one agent; "" keeps every agent's.
 	AgentID string
-	Page    int // 1-based; 0 is the first page
+	// PoolID keeps the tasks routed to one review pool (task_review_pools,
+	// docs/admins.md#review-pools-and-the-claim-limit); "" keeps every task.
+	PoolID string
+	Page   int // 1-based; 0 is the first page
 }
 
 // SummaryPage is one page of a workspace's tasks, newest first.
@@ -116,8 +119,14 @@ func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListF
 	if f.AgentID != "" && !models.IsID(f.AgentID) {
 		return SummaryPage{}, apperr.Invalidf("agent %q is not an id", f.AgentID)
 	}
+	if f.PoolID != "" && !models.IsID(f.PoolID) {
+		return SummaryPage{}, apperr.Invalidf("pool %q is not an id", f.PoolID)
+	}
 	page := max(f.Page, 1)
 	q := s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID)
+	if f.PoolID != "" {
+		q = q.Where("id IN (SELECT task_id FROM task_review_pools WHERE pool_id = ?)", f.PoolID)
+	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
