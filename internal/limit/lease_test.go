@@ -45,10 +45,10 @@ func TestLeaseSizesItselfFromHowTheLastOneWent(t *testing.T) {
 		{
 			name: "a lease that expires unspent is forfeited and the next asks for what was spent",
 			most: 5,
-			// 1, 2, 4 (spends 2 of its 3 spare), then a call past the TTL
-			steps:      []step{{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 0}, {5, 0}, {ttl + 3, 2}},
-			asked:      []int{1, 2, 0, 4, 0, 0, 2},
-			tokensLeft: 1,
+			// 1, 2, 4 (its call and 2 of its 3 spare), then a call past the TTL
+			steps:      []step{{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 0}, {5, 0}, {ttl + 3, 3}},
+			asked:      []int{1, 2, 0, 4, 0, 0, 3},
+			tokensLeft: 2,
 		},
 		{
 			name:  "a lease used up but expired by the next call keeps its size",
@@ -103,6 +103,6 @@ func TestALeasedTokenIsNotSpentPastItsTTL(t *testing.T) {
 	require.True(t, s.take(now.Add(LeaseTTL-time.Millisecond)))
 	require.False(t, s.take(now.Add(LeaseTTL)))
 	require.Equal(t, 3, s.tokens, "held until the next reservation forfeits them")
-	require.Zero(t, s.plan(now.Add(LeaseTTL), 5), "one spent of four: the next asks for one call")
+	require.Equal(t, 1, s.plan(now.Add(LeaseTTL), 5), "its call and one spare spent: the next asks for 2")
 	require.Zero(t, s.tokens)
 }

@@ -40,7 +40,7 @@ var SurfaceRate = Rate{PerSecond: SurfaceRatePerSecond, Burst: SurfaceBurst}
 // and the calls that follow spend the reserved ones locally, with no round
 // trip, until the lease runs out or expires (LeaseTTL); unspent tokens of an
 // expired lease are forfeited, never handed out late. A lease grows (doubles)
-// while it is used up within its TTL and shrinks to what was spent when it
+// while it is used up within its TTL and shrinks to the calls it served when it
 // expires unspent, up to a quarter of the burst (leaseShare), so a busy
 // replica asks Redis about once per lease while an occasional caller asks
 // for no more than its own call. Every admitted call was reserved in the
@@ -98,12 +98,12 @@ func (s *lease) take(now time.Time) bool {
 
 // plan sizes the next reservation from how the last lease went, before a
 // reservation of calls calls: a lease used up within its TTL doubles, one
-// that expired unspent shrinks to what was spent (its remainder is
+// that expired unspent shrinks to the calls it served (its remainder is
 // forfeited). It returns how many tokens to reserve beyond the calls.
 func (s *lease) plan(now time.Time, most int) int {
 	switch {
-	case s.tokens > 0: // expired unspent
-		s.size = max(1, s.reserved-s.tokens)
+	case s.tokens > 0: // expired unspent: the call that reserved it and the spent ones
+		s.size = 1 + s.reserved - s.tokens
 		s.tokens = 0
 	case now.Before(s.expires): // used up in time
 		s.size *= 2
