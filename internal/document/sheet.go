@@ -337,8 +337,18 @@ func (r *sheetReader) render() (Text, error) {
 				cell.phon--
 			}
 		case xml.CharData:
-			if (cell.inV || cell.inT && cell.phon == 0) && cell.value.Len() <= r.limit {
+			if !(cell.inV || cell.inT && cell.phon == 0) {
+				break
+			}
+			if cell.value.Len() <= r.limit {
 				cell.value.Write(t)
+			}
+			if cell.typ != "s" && r.out.Len()+rowBytes+cell.value.Len() > r.limit {
+				// The text is full inside this cell: the rest of the cell
+				// and of the sheet is not read (a bomb's one huge cell
+				// costs the limit, not its size).
+				r.write(append(row, r.value(cell.typ, cell.value.String())))
+				return capTextTo(r.out.String(), r.limit), nil
 			}
 		}
 	}
