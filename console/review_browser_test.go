@@ -52,6 +52,9 @@ func TestReviewerHostInTheBrowser(t *testing.T) {
 	f := seedDemo(t, s.P, s.Tenant)
 	tool := newProbeTool(t, s, f, bridgeProbe, "document_selection", "next_review_task")
 	first, second := tool.task(t, "Probe A", 10), tool.task(t, "Probe B", 9)
+	// request_next_review asks while the reviewer holds the first task: the
+	// claim limit (TestReviewPoolsPage) is not what this test is about.
+	require.NoError(t, s.Store.DB.Model(&models.Workspace{}).Where("id = ?", s.Tenant.Workspace.ID).Update("review_claim_limit", 2).Error)
 
 	location := reviewNextSignedIn(t, ctx, s, f.ReviewerEmail)
 	require.Equal(t, s.URL+"/review/tasks/"+first, location, "the highest priority first")
