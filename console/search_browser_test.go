@@ -31,7 +31,7 @@ func TestSearchInTheBrowser(t *testing.T) {
 		eventID, err := outbox.Add(db, outbox.KindResumeEvent, review.ResumePayload{Type: review.ResumeEventType, TaskID: tk.ID, AgentID: agentID, WorkspaceID: ws})
 		require.NoError(t, err)
 		at := time.Now().UTC()
-		d := models.WebhookDelivery{ID: models.NewID(), EventID: eventID, AgentID: agentID, TaskID: tk.ID, URL: "https://hooks.example.test",
+		d := models.WebhookDelivery{ID: models.NewID(), EventID: eventID, EventType: review.ResumeEventType, AgentID: agentID, TaskID: tk.ID, URL: "https://hooks.example.test",
 			Attempt: 1, StatusCode: []int{500, 204}[i], CreatedAt: at, FinishedAt: &at}
 		require.NoError(t, db.Create(&d).Error)
 	}

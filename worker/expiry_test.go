@@ -20,6 +20,7 @@ import (
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
 )
@@ -146,7 +147,7 @@ func TestAwaitExpiryFiresAfterAWorkerRestart(t *testing.T) {
 	require.Equal(t, review.ReasonExpired, still.Reason)
 	require.Equal(t, review.ExpiryActor, still.ResolvedBy)
 	ev := f.hook.received()[0]
-	require.Equal(t, review.ResumeEventType, ev.Type)
+	require.Equal(t, webhook.TaskExpired, ev.Type, "an expiry is task.expired (docs/agent-platforms.md#webhook-event-catalogue)")
 	require.Equal(t, review.ReasonExpired, ev.Reason)
 
 	// The task runs again, and the pull endpoint shows why.

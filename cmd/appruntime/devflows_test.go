@@ -240,7 +240,10 @@ func runDevFlows(t *testing.T, dialect string) {
 	release := regexp.MustCompile(`action="(/tasks/` + info.TaskID + `/awaits/[0-9a-f-]+/release)"`).FindStringSubmatch(page)
 	require.NotNil(t, release, "the parked demo task offers Release")
 	console.post(t, release[1], url.Values{"note": {"checked by hand"}})
-	require.Equal(t, "admin_release", hooks.await(t, info.TaskID)["reason"])
+	adminReleased := hooks.await(t, info.TaskID)
+	require.Equal(t, "admin_release", adminReleased["reason"])
+	require.Equal(t, "task.released", adminReleased["type"], "an admin's release is task.released")
+	require.Equal(t, "checked by hand", adminReleased["note"], "with the admin's reason")
 	status, refused := console.postStatus(t, "/tasks/"+task+"/messages", url.Values{"message": {"Thanks."}})
 	require.Equal(t, 409, status, refused)
 	require.Contains(t, refused, "the task is completed")
@@ -482,7 +485,8 @@ func (h *webhookReceiver) verify(header http.Header, body []byte) bool {
 	return false
 }
 
-// await waits for a new task.resumed delivery for task and returns it.
+// await waits for a new delivery that resumed task (task.resumed,
+// task.released or task.expired) and returns it.
 func (h *webhookReceiver) await(t *testing.T, task string) map[string]any {
 	t.Helper()
 	var got map[string]any
@@ -490,7 +494,8 @@ func (h *webhookReceiver) await(t *testing.T, task string) map[string]any {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for i, e := range h.events {
-			if e["task_id"] == task && e["type"] == "task.resumed" {
+			// task.released and task.expired resume the task too (docs/agent-platforms.md#webhook-event-catalogue)
+			if typ := e["type"]; e["task_id"] == task && (typ == "task.resumed" || typ == "task.released" || typ == "task.expired") {
 				got = e
 				h.events = append(h.events[:i:i], h.events[i+1:]...)
 				return true
