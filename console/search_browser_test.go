@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,9 @@ func TestSearchInTheBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#task-search input[name="q"]`), "INVOICES"),
 		chromedp.Click(chromedp.CSS(`#task-search button[type="submit"]`)),
+		// The unsearched list shows both tasks: the search's page is the
+		// one without the other task.
+		chromedp.WaitNotPresent(chromedp.CSS(`table a[href="/tasks/`+onboard.ID+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`table a[href="/tasks/`+invoices.ID+`"]`)),
 	))
 	location, err := chromedp.Run(ctx, chromedp.Location())
@@ -57,8 +61,14 @@ func TestSearchInTheBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#webhook-search select[name="status"]`)),
 		chromedp.SetValue(chromedp.CSS(`#webhook-search select[name="status"]`), review.DeliveryFailed),
 		chromedp.Click(chromedp.CSS(`#webhook-search button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#deliveries td.error`)),
 	))
+	// The unfiltered list shows the failed attempt too: wait for the
+	// filtered page, whose URL names the status.
+	require.Eventually(t, func() bool {
+		at, err := chromedp.Run(ctx, chromedp.Location())
+		return err == nil && strings.Contains(at, "status="+review.DeliveryFailed)
+	}, 10*time.Second, 50*time.Millisecond, "the filtered page loads")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#deliveries td.error`))))
 	location, err = chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	rows, err = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#deliveries tbody tr").length`))
