@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,8 +16,8 @@ import (
 // upload (query parameters, repeated or comma-separated), is refused a bad
 // origin with a 400 naming the list and the entry and nothing stored, sees
 // the pending declaration served under the default policy with no-cache,
-// and after the admin's approval (the console's decision, called on the
-// service here) the same URL serves exactly the approved origins with a new
+// and after the admin's approval (through the API: a pending one cannot be
+// withdrawn, another workspace's admin gets a 404) the same URL serves exactly the approved origins with a new
 // ETag, so a revalidating cache does not keep the old policy.
 func TestBundleGrantsDeclaredOnUploadAndServedOnceApproved(t *testing.T) {
 	t.Parallel()
@@ -63,8 +62,22 @@ func TestBundleGrantsDeclaredOnUploadAndServedOnceApproved(t *testing.T) {
 	res, _ = fetch(t, u, "If-None-Match", pendingTag)
 	require.Equal(t, 304, res.StatusCode)
 
-	_, err := a.P.Bundles.Decide(context.Background(), tn.Workspace.ID, "user:"+tn.Admin.ID, id, 1, bundle.DecisionApprove)
-	require.NoError(t, err)
+	r = a.call(t, "POST", "/api/admin/bundles/"+id+"/versions/1/grants/withdraw", tn.AdminToken, nil)
+	require.Equal(t, 409, r.Status, "a pending declaration cannot be withdrawn: %s", r.Raw)
+	require.Contains(t, string(r.Raw), "only approved grants can be withdrawn")
+	other := testkit.NewTenant(t, a.Store.DB)
+	r = a.call(t, "POST", "/api/admin/bundles/"+id+"/versions/1/grants/approve", other.AdminToken, nil)
+	require.Equal(t, 404, r.Status, "another workspace's bundle: %s", r.Raw)
+	r = a.call(t, "POST", "/api/admin/bundles/"+id+"/versions/1/grants/approve", tn.AdminToken, nil)
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+	require.Equal(t, "approved", r.Body["state"])
+	require.Equal(t, []any{"https://data.example.org"}, r.Body["connectDomains"])
+	decider, _ := r.Body["decided_by"].(string)
+	require.True(t, strings.HasPrefix(decider, "token:"), "decided by the admin's token: %q", decider)
+	var audited int64
+	require.NoError(t, a.Store.DB.Model(&models.AuditEntry{}).Where("workspace_id = ? AND action = ? AND target_id = ?",
+		tn.Workspace.ID, "bundle.grant.approve", id).Count(&audited).Error)
+	require.Equal(t, int64(1), audited)
 	res, body = fetch(t, u, "If-None-Match", pendingTag)
 	require.Equal(t, 200, res.StatusCode, "the cached copy's policy is stale: the bytes come again with the new one")
 	require.Equal(t, html, body)
@@ -85,7 +98,7 @@ func TestBundleGrantsDeclaredOnUploadAndServedOnceApproved(t *testing.T) {
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
 	v := r.Body["versions"].([]any)[0].(map[string]any)["grants"].(map[string]any)
 	require.Equal(t, "approved", v["state"])
-	require.Equal(t, "user:"+tn.Admin.ID, v["decided_by"])
+	require.Equal(t, decider, v["decided_by"])
 
 	r = a.call(t, "POST", "/api/admin/bundles/"+id+"/versions?connectDomains=https://data.example.org", tn.AdminToken, html, "Content-Type", "text/html")
 	require.Equal(t, 201, r.Status, "%s", r.Raw)

@@ -20,6 +20,7 @@ func (s *server) bundleRoutes(app *fiber.App) {
 	app.Get("/api/admin/bundles/:id", adminOnly, s.getBundle)
 	app.Delete("/api/admin/bundles/:id", adminOnly, s.deleteBundle)
 	app.Post("/api/admin/bundles/:id/versions", adminOnly, s.addBundleVersion)
+	app.Post("/api/admin/bundles/:id/versions/:version/grants/:decision", adminOnly, s.decideBundleGrant)
 	app.Get("/bundles/:id/:version", s.serveBundle)
 }
 
@@ -91,6 +92,24 @@ func (s *server) deleteBundle(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// decideBundleGrant answers POST
+// /api/admin/bundles/:id/versions/:version/grants/:decision (approve, refuse
+// or withdraw) with the version's grants as decided: the console's decision
+// for scripts and CI (docs/admins.md#approving-network-grants), audited as
+// bundle.grant.<decision>. A decision the declaration's state does not allow
+// is a 409; a version that declares nothing, or another workspace's, a 404.
+func (s *server) decideBundleGrant(c *fiber.Ctx) error {
+	version, err := strconv.Atoi(c.Params("version"))
+	if err != nil || version < 1 {
+		return apperr.NotFoundf("version %q not found", c.Params("version"))
+	}
+	g, err := s.Bundles.Decide(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id"), version, c.Params("decision"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(g)
 }
 
 // serveBundle answers GET /bundles/:id/:version with the bytes, their

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -13,20 +12,6 @@ import (
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/models"
 )
-
-// initMessage is what the host posts to the bundle once it said it is
-// ready: the session and everything the live descriptor tells the bundle.
-type initMessage struct {
-	Type         string           `json:"type"` // "init"
-	SessionToken string           `json:"session_token"`
-	ExpiresAt    time.Time        `json:"expires_at"`
-	APIBase      string           `json:"api_base"` // runtime.api_base: verbs are api_base + "/" + verb
-	Params       json.RawMessage  `json:"params"`
-	Schema       models.JSON      `json:"schema"` // the tool's action_schema
-	Theme        models.JSON      `json:"theme"`
-	Runtime      artifact.Runtime `json:"runtime"`
-	AwaitID      *string          `json:"await_id"`
-}
 
 // artifactPage is the host page of one app-tool step.
 type artifactPage struct {
@@ -87,10 +72,7 @@ func (s *server) openArtifact(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	init, err := json.Marshal(initMessage{
-		Type: "init", SessionToken: desc.SessionToken, ExpiresAt: desc.ExpiresAt, APIBase: desc.Runtime.APIBase,
-		Params: desc.Params, Schema: desc.ActionSchema, Theme: desc.Theme, Runtime: desc.Runtime, AwaitID: desc.AwaitID,
-	})
+	init, err := json.Marshal(desc.Init())
 	if err != nil {
 		return fmt.Errorf("console: encode init message: %w", err)
 	}

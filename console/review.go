@@ -241,10 +241,7 @@ func (s *server) openReviewSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	init, err := json.Marshal(initMessage{
-		Type: "init", SessionToken: desc.SessionToken, ExpiresAt: desc.ExpiresAt, APIBase: desc.Runtime.APIBase,
-		Params: desc.Params, Schema: desc.ActionSchema, Theme: desc.Theme, Runtime: desc.Runtime, AwaitID: desc.AwaitID,
-	})
+	init, err := json.Marshal(desc.Init())
 	if err != nil {
 		return fmt.Errorf("console: encode init message: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 
 const bundleUsage = `usage: appruntime bundle types --binding ID [--api URL] [--out FILE]
        appruntime bundle types --spec FILE [--out FILE]
+       appruntime bundle dev [--file NAME] [--step ID] [--addr HOST:PORT] DIR
 
 Writes a TypeScript declaration module of a binding's read, write, action,
 run and capability ops, with their payload and result shapes, for the SDK
@@ -51,8 +52,11 @@ const (
 	maxBindingReplyBytes = 4 << 20
 )
 
-// runBundle runs `appruntime bundle types`.
+// runBundle runs `appruntime bundle types` and `appruntime bundle dev`.
 func runBundle(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "dev" {
+		return runBundleDev(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "types" {
 		fmt.Fprint(os.Stderr, bundleUsage)
 		return errUsage
@@ -175,29 +179,10 @@ func fetchBinding(ctx context.Context, id, apiURL, devDir string) (bindingDocume
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return bindingDocument{}, fmt.Errorf("--api %q is not an http(s) URL", apiURL)
 	}
-	ctx, cancel := context.WithTimeout(ctx, bindingFetchTimeout)
-	defer cancel()
+	var raw json.RawMessage
 	target := strings.TrimRight(apiURL, "/") + "/api/admin/bindings/" + url.PathEscape(id)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return bindingDocument{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := apiCall(ctx, http.MethodGet, target, token, "", nil, &raw); err != nil {
 		return bindingDocument{}, fmt.Errorf("fetch binding %s: %w", id, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, maxBindingReplyBytes+1))
-	if err != nil {
-		return bindingDocument{}, fmt.Errorf("fetch binding %s: %w", id, err)
-	}
-	if len(raw) > maxBindingReplyBytes {
-		return bindingDocument{}, fmt.Errorf("fetch binding %s: the reply is over %d bytes", id, maxBindingReplyBytes)
-	}
-	if res.StatusCode != http.StatusOK {
-		return bindingDocument{}, fmt.Errorf("fetch binding %s: %s: %s", id, res.Status, apiErrorMessage(raw))
 	}
 	b, err := decodeBindingDocument(raw)
 	if err != nil {

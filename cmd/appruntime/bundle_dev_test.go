@@ -1,17 +1,21 @@
 package main_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/demo"
+	"github.com/appruntime/appruntime/internal/testkit/browser"
 )
 
 // TestBundleTypesOfTheDemoBindingFromDev runs the command as an author
@@ -52,4 +56,83 @@ func TestBundleTypesOfTheDemoBindingFromDev(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "404")
+}
+
+// devBundle is a bundle under development: it reads the demo's invoices
+// through the SDK the API serves and shows mark with the count.
+func devBundle(apiURL, mark string) string {
+	return `<!doctype html><p id="status">loading</p><script type="module">
+import { connect } from "` + apiURL + `/sdk/appruntime.js";
+const app = await connect();
+const page = await app.read("list_invoices", { columns: ["id"], limit: 50 });
+document.getElementById("status").textContent = "` + mark + ` " + page.rows.length + " invoice(s)";
+</script>`
+}
+
+// TestBundleDevReloadsOnSave runs the author's loop beside appruntime dev:
+// `appruntime bundle dev DIR` uploads the directory's index.html, its page
+// mounts it in Chromium as the demo step's artifact and the bundle reads the
+// demo's invoices through the runtime; a save shows as the next version in
+// the same page with the same session; an upload the API refuses (over
+// 4 MiB) shows its 413 next to the frame, which keeps the version that works.
+func TestBundleDevReloadsOnSave(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts the whole product")
+	}
+	ctx := browser.New(t)
+	dir := t.TempDir()
+	apiAddr := freeAddr(t)
+	env := baseEnv("API_ADDR="+apiAddr, "CONSOLE_ADDR="+freeAddr(t))
+	p := start(t, dir, env, "dev")
+	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
+	info := readDevInfo(t, dir)
+
+	src := filepath.Join(dir, "invoices")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	index := filepath.Join(src, "index.html")
+	require.NoError(t, os.WriteFile(index, []byte(devBundle(info.APIURL, "first")), 0o644))
+	devAddr := freeAddr(t)
+	loop := start(t, dir, env, "bundle", "dev", "--addr", devAddr, src)
+	res := waitHTTP(t, loop, "http://"+devAddr+"/", 30*time.Second)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+devAddr+"/"),
+		browser.WaitText("#version", `t.startsWith("version 1 ")`)))
+	frame := browser.Frame(t, ctx, info.APIURL+"/bundles/")
+	require.NoError(t, chromedp.Do(frame, browser.WaitText("#status", `/^first \d+ invoice\(s\)$/.test(t)`)),
+		"the bundle reads the demo's invoices with the session the page minted")
+	session := browser.Eval[string](t, ctx, `init.session_token`)
+
+	require.NoError(t, os.WriteFile(index, []byte(devBundle(info.APIURL, "second")), 0o644))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitText("#version", `t.startsWith("version 2 ")`)))
+	frame = browser.Frame(t, ctx, info.APIURL+"/bundles/")
+	require.NoError(t, chromedp.Do(frame, browser.WaitText("#status", `/^second \d+ invoice\(s\)$/.test(t)`)),
+		"the saved version is mounted")
+	require.Equal(t, session, browser.Eval[string](t, ctx, `init.session_token`), "the session is kept across the reload")
+
+	require.NoError(t, os.WriteFile(index, []byte(strings.Repeat("x", 4<<20+1)), 0o644))
+	require.NoError(t, chromedp.Do(ctx, browser.WaitText("#errors", `t.startsWith("upload refused: 413")`)))
+	require.Contains(t, browser.Eval[string](t, ctx, `document.getElementById("version").textContent`), "version 2 ",
+		"the frame keeps the version that works")
+
+	var versions struct {
+		Versions []struct {
+			Version int `json:"version"`
+		} `json:"versions"`
+	}
+	api := flowAPI{t: t, base: info.APIURL}
+	list := api.do("GET", "/api/admin/bundles", info.AdminToken, nil, 200)
+	var id string
+	for _, b := range list["bundles"].([]any) {
+		if m := b.(map[string]any); m["name"] == "dev-invoices" {
+			id = m["id"].(string)
+		}
+	}
+	require.NotEmpty(t, id, "the loop's bundle is named after its directory")
+	raw, err := json.Marshal(api.do("GET", "/api/admin/bundles/"+id, info.AdminToken, nil, 200))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &versions))
+	require.Len(t, versions.Versions, 2, "one version per accepted save")
 }

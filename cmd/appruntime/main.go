@@ -26,6 +26,8 @@ commands:
             copy every blob into another store, verified by sha256 (resumable)
   bundle types --binding ID
             write the TypeScript types of a binding's ops for the bundle SDK
+  bundle dev DIR
+            serve a bundle from DIR against appruntime dev, reloaded on save
 
 Configuration comes from environment variables; see docs/operators.md.
 `

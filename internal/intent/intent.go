@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/models"
@@ -85,13 +86,36 @@ func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 		if err != nil {
 			return Applied{}, fmt.Errorf("intent: %w", err)
 		}
-		return applyPostgres(ctx, sqlDB, b, out, new(Scratch))
+		if !Pushes(b) {
+			return applyPostgres(ctx, sqlDB, b, out, new(Scratch))
+		}
+		// settleSQL writes feed rows, not the outbox rows of their webhook
+		// events, which must commit with them: such a batch (rare: a write
+		// whose answer was lost) settles in a transaction, through
+		// feed.Insert, which writes both.
+		if err := openPostgres(ctx, sqlDB, b, time.Now().UTC(), out.Refused, new(Scratch)); err != nil {
+			return Applied{}, err
+		}
+		b.Open = nil
 	}
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return applyTx(ctx, tx, b, out) })
 	if err != nil {
 		return Applied{}, err
 	}
 	return out, nil
+}
+
+// Pushes reports whether one of b's completions writes a feed row that is
+// pushed to the task's agent as a webhook event (feed.PushedType: an
+// outcome unknown). Apply settles such a batch in a transaction on every
+// dialect.
+func Pushes(b Batch) bool {
+	for _, c := range b.Complete {
+		if feed.PushedType(c.Type, nil) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // The statements of Apply on Postgres. The records of a part travel as one
@@ -405,7 +429,8 @@ func queryIDs(ctx context.Context, q Querier, into map[string]bool, query string
 	return nil
 }
 
-// applyTx is Apply inside a transaction, statement by statement (SQLite).
+// applyTx is Apply inside a transaction, statement by statement (SQLite,
+// and on Postgres a settle that pushes: Pushes).
 func applyTx(ctx context.Context, tx *gorm.DB, b Batch, out Applied) error {
 	tx = tx.WithContext(ctx)
 	now := time.Now().UTC()
@@ -432,14 +457,21 @@ func applyTx(ctx context.Context, tx *gorm.DB, b Batch, out Applied) error {
 		}
 	}
 	for _, c := range b.Complete {
-		var batches, tasks int64
-		if err := tx.Model(&models.WriteIntentBatch{}).Where("id = ?", c.Intent.BatchID).Count(&batches).Error; err != nil {
+		// On Postgres the batch's row is held until the commit, as settleSQL
+		// holds it: a sweep skips it, or went first and recorded the intent.
+		var batches []string
+		q := tx.Model(&models.WriteIntentBatch{}).Where("id = ?", c.Intent.BatchID)
+		if tx.Dialector.Name() == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: "KEY SHARE"})
+		}
+		if err := q.Pluck("id", &batches).Error; err != nil {
 			return fmt.Errorf("intent: complete: %w", err)
 		}
+		var tasks int64
 		if err := tx.Model(&models.Task{}).Where("id = ?", c.Intent.TaskID).Count(&tasks).Error; err != nil {
 			return fmt.Errorf("intent: complete: %w", err)
 		}
-		if batches == 0 || tasks == 0 {
+		if len(batches) == 0 || tasks == 0 {
 			out.Missing[c.Intent.ID] = true
 			continue
 		}

@@ -598,7 +598,7 @@ type writer struct {
 
 func (w *writer) apply(b Batch) (Applied, error) {
 	ctx := context.Background()
-	if w.st.Dialect != config.Postgres || w.st.SQL() == nil {
+	if w.st.Dialect != config.Postgres || w.st.SQL() == nil || Pushes(b) {
 		return Apply(ctx, w.st.DB, b)
 	}
 	if w.conn == nil {

@@ -11,8 +11,10 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/intent"
+	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
+	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -166,4 +168,58 @@ func newTaskStep(t *testing.T, st *store.Store) (models.Task, models.Step) {
 	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepCompleted}
 	require.NoError(t, st.DB.Create(&step).Error)
 	return task, step
+}
+
+// A write whose answer was lost is recorded as outcome unknown, and its
+// webhook event (outcome.unknown) commits with the feed row on both
+// dialects, also through the journal's one-statement settle on Postgres
+// (docs/agent-platforms.md#webhook-event-catalogue); a plain completion in
+// the same journal pushes nothing.
+func TestAnUnknownOutcomeIsPushedToTheAgentWithItsRow(t *testing.T) {
+	t.Parallel()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		task, step := newTaskStep(t, st)
+		require.NoError(t, st.DB.Model(&models.Agent{}).Where("id = ?", task.AgentID).
+			Update("resume_webhook_url", "https://agent.example/hook").Error)
+		j := intent.NewJournal(st, nil)
+		defer j.Close()
+		ctx := context.Background()
+		settle := func(typ string, payload func(models.WriteIntent) models.JSON) models.WriteIntent {
+			t.Helper()
+			in, opened, err := j.Open(ctx, models.WriteIntent{ID: models.NewID(), TaskID: task.ID, StepID: step.ID,
+				Name: "set_status", Actor: "user:x", Payload: models.MustJSON(map[string]string{"op": "set_status"})})
+			require.NoError(t, err)
+			require.True(t, opened)
+			done, err := j.Complete(ctx, intent.Completion{Intent: in, Type: typ, Payload: payload(in)})
+			require.NoError(t, err)
+			require.True(t, done)
+			return in
+		}
+		settle(models.FeedAgentAction, func(models.WriteIntent) models.JSON { return models.MustJSON(map[string]int{"rows_affected": 1}) })
+		lost := settle(models.FeedAgentActionUnknown, func(in models.WriteIntent) models.JSON {
+			return intent.UnknownPayload(in, intent.ReasonAnswerLost)
+		})
+
+		var rows []models.Outbox
+		require.NoError(t, st.DB.Where("kind = ?", outbox.KindResumeEvent).Find(&rows).Error)
+		var events []webhook.Event
+		for _, r := range rows {
+			var ev webhook.Event
+			require.NoError(t, r.Payload.Decode(&ev))
+			if ev.TaskID == task.ID {
+				events = append(events, ev)
+			}
+		}
+		require.Len(t, events, 1, "only the unknown outcome is pushed")
+		require.Equal(t, webhook.OutcomeUnknown, events[0].Type)
+		require.Equal(t, step.ID, events[0].StepID)
+		require.Equal(t, "set_status", events[0].Name)
+
+		var fed []models.FeedEvent
+		require.NoError(t, st.DB.Where("task_id = ? AND type = ?", task.ID, models.FeedAgentActionUnknown).Find(&fed).Error)
+		require.Len(t, fed, 1)
+		require.Equal(t, lost.ID, *fed[0].IntentID)
+		require.Eventually(t, func() bool { return batchCount(t, st) == 0 }, 5*time.Second, 10*time.Millisecond,
+			"the batch goes once both are settled")
+	})
 }
