@@ -65,6 +65,11 @@ export const VERSION: "1";
  *   run: {[op: string]: {payload: Record<string, unknown>, result: RunResult}},
  *   capability: Capabilities & {[op: string]: OpShape},
  * }} AnyOps */
+/** A call's arguments after its op: the payload (optional only when every key of it is, so a
+ * no-payload call of an op with required keys fails to type-check) and the options.
+ * @template P
+ * @template O
+ * @typedef {{} extends P ? [payload?: P, options?: O] : [payload: P, options?: O]} CallArgs */
 /** The verbs of the runtime API.
  * @typedef {"read" | "write" | "action" | "run" | "capability"} Verb */
 /** The v2 envelope of a success.
@@ -151,44 +156,39 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
     /** POST /read: a reads op's rows, or an http_call's reply.
      * @template {keyof Ops["read"] & string} K
      * @param {K} op
-     * @param {Ops["read"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["read"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["read"][K]["result"]>}
      */
-    read<K extends keyof Ops["read"] & string>(op: K, payload?: Ops["read"][K]["payload"], options?: CallOptions): Promise<Ops["read"][K]["result"]>;
+    read<K extends keyof Ops["read"] & string>(op: K, ...args: CallArgs<Ops["read"][K]["payload"], CallOptions>): Promise<Ops["read"][K]["result"]>;
     /** POST /write: one row into a writes op's table.
      * @template {keyof Ops["write"] & string} K
      * @param {K} op
-     * @param {Ops["write"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["write"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["write"][K]["result"]>}
      */
-    write<K extends keyof Ops["write"] & string>(op: K, payload?: Ops["write"][K]["payload"], options?: CallOptions): Promise<Ops["write"][K]["result"]>;
+    write<K extends keyof Ops["write"] & string>(op: K, ...args: CallArgs<Ops["write"][K]["payload"], CallOptions>): Promise<Ops["write"][K]["result"]>;
     /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
      * options.reason the reviewer's reason (payload.reason).
      * @template {keyof Ops["action"] & string} K
      * @param {K} op
-     * @param {Ops["action"][K]["payload"]} [payload]
-     * @param {ActionOptions} [options]
+     * @param {CallArgs<Ops["action"][K]["payload"], ActionOptions>} args the payload, then the options
      * @returns {Promise<Ops["action"][K]["result"]>}
      */
-    action<K extends keyof Ops["action"] & string>(op: K, payload?: Ops["action"][K]["payload"], options?: ActionOptions): Promise<Ops["action"][K]["result"]>;
+    action<K extends keyof Ops["action"] & string>(op: K, ...args: CallArgs<Ops["action"][K]["payload"], ActionOptions>): Promise<Ops["action"][K]["result"]>;
     /** POST /run: a tools op on the worker fleet.
      * @template {keyof Ops["run"] & string} K
      * @param {K} op
-     * @param {Ops["run"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["run"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["run"][K]["result"]>}
      */
-    run<K extends keyof Ops["run"] & string>(op: K, payload?: Ops["run"][K]["payload"], options?: CallOptions): Promise<Ops["run"][K]["result"]>;
+    run<K extends keyof Ops["run"] & string>(op: K, ...args: CallArgs<Ops["run"][K]["payload"], CallOptions>): Promise<Ops["run"][K]["result"]>;
     /** POST /capability: a granted capability the host does not perform.
      * @template {keyof Ops["capability"] & string} K
      * @param {K} op
-     * @param {Ops["capability"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["capability"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["capability"][K]["result"]>}
      */
-    capability<K extends keyof Ops["capability"] & string>(op: K, payload?: Ops["capability"][K]["payload"], options?: CallOptions): Promise<Ops["capability"][K]["result"]>;
+    capability<K extends keyof Ops["capability"] & string>(op: K, ...args: CallArgs<Ops["capability"][K]["payload"], CallOptions>): Promise<Ops["capability"][K]["result"]>;
     /** Whether the binding grants capability name (runtime.capabilities).
      * @param {string} name
      * @returns {boolean} */
@@ -455,6 +455,11 @@ export type AnyOps = {
         [op: string]: OpShape;
     };
 };
+/**
+ * A call's arguments after its op: the payload (optional only when every key of it is, so a
+ * no-payload call of an op with required keys fails to type-check) and the options.
+ */
+export type CallArgs<P, O> = {} extends P ? [payload?: P, options?: O] : [payload: P, options?: O];
 /**
  * The verbs of the runtime API.
  */

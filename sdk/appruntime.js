@@ -96,6 +96,12 @@ export const VERSION = "1";
  *   capability: Capabilities & {[op: string]: OpShape},
  * }} AnyOps */
 
+/** A call's arguments after its op: the payload (optional only when every key of it is, so a
+ * no-payload call of an op with required keys fails to type-check) and the options.
+ * @template P
+ * @template O
+ * @typedef {{} extends P ? [payload?: P, options?: O] : [payload: P, options?: O]} CallArgs */
+
 /** The verbs of the runtime API.
  * @typedef {"read" | "write" | "action" | "run" | "capability"} Verb */
 
@@ -280,44 +286,39 @@ export class AppRuntime {
   /** POST /read: a reads op's rows, or an http_call's reply.
    * @template {keyof Ops["read"] & string} K
    * @param {K} op
-   * @param {Ops["read"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["read"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["read"][K]["result"]>}
    */
-  read(op, payload, options) { return this.#call("read", op, payload, options); }
+  read(op, ...args) { return this.#call("read", op, args[0], args[1]); }
   /** POST /write: one row into a writes op's table.
    * @template {keyof Ops["write"] & string} K
    * @param {K} op
-   * @param {Ops["write"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["write"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["write"][K]["result"]>}
    */
-  write(op, payload, options) { return this.#call("write", op, payload, options); }
+  write(op, ...args) { return this.#call("write", op, args[0], args[1]); }
   /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
    * options.reason the reviewer's reason (payload.reason).
    * @template {keyof Ops["action"] & string} K
    * @param {K} op
-   * @param {Ops["action"][K]["payload"]} [payload]
-   * @param {ActionOptions} [options]
+   * @param {CallArgs<Ops["action"][K]["payload"], ActionOptions>} args the payload, then the options
    * @returns {Promise<Ops["action"][K]["result"]>}
    */
-  action(op, payload, options) { return this.#call("action", op, payload, options); }
+  action(op, ...args) { return this.#call("action", op, args[0], args[1]); }
   /** POST /run: a tools op on the worker fleet.
    * @template {keyof Ops["run"] & string} K
    * @param {K} op
-   * @param {Ops["run"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["run"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["run"][K]["result"]>}
    */
-  run(op, payload, options) { return this.#call("run", op, payload, options); }
+  run(op, ...args) { return this.#call("run", op, args[0], args[1]); }
   /** POST /capability: a granted capability the host does not perform.
    * @template {keyof Ops["capability"] & string} K
    * @param {K} op
-   * @param {Ops["capability"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["capability"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["capability"][K]["result"]>}
    */
-  capability(op, payload, options) { return this.#call("capability", op, payload, options); }
+  capability(op, ...args) { return this.#call("capability", op, args[0], args[1]); }
 
   /** Whether the binding grants capability name (runtime.capabilities).
    * @param {string} name
