@@ -26,6 +26,9 @@ type initMessage struct {
 	Theme        models.JSON      `json:"theme"`
 	Runtime      artifact.Runtime `json:"runtime"`
 	AwaitID      *string          `json:"await_id"`
+	// HostPrompts are the prompts the host shows the person for the
+	// bundle: "reason" (request_reason) on the reviewer's page.
+	HostPrompts []string `json:"host_prompts,omitempty"`
 }
 
 // artifactPage is the host page of one app-tool step.

@@ -244,6 +244,7 @@ func (s *server) openReviewSession(c *fiber.Ctx) error {
 	init, err := json.Marshal(initMessage{
 		Type: "init", SessionToken: desc.SessionToken, ExpiresAt: desc.ExpiresAt, APIBase: desc.Runtime.APIBase,
 		Params: desc.Params, Schema: desc.ActionSchema, Theme: desc.Theme, Runtime: desc.Runtime, AwaitID: desc.AwaitID,
+		HostPrompts: []string{"reason"},
 	})
 	if err != nil {
 		return fmt.Errorf("console: encode init message: %w", err)

@@ -87,21 +87,23 @@ export const VERSION: "1";
  * declares reason_required, at most 2000 characters; the agent's task.resumed event carries it).
  * @typedef {CallOptions & {awaitId?: string | null, reason?: string}} ActionOptions */
 /** What the mint offers the bundle (init.runtime).
- * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], params?: unknown}} RuntimeInfo */
+ * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], reason_required?: string[], params?: unknown}} RuntimeInfo */
 /** The host's init message, the answer to ready.
- * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null}} InitMessage */
+ * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null, host_prompts?: string[]}} InitMessage */
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
 /** The reviewer's text selection, reported by the host (document_selection).
  * @typedef {{type: "document_selection", text: string, page: number, label?: string}} DocumentSelectionMessage */
 /** The selection level the host really captures at.
  * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */
+/** The host's answer to request_reason: the reason the reviewer typed, or cancelled.
+ * @typedef {{type: "reason", id: number, reason?: string, cancelled?: boolean}} ReasonMessage */
 /** Every message a host posts to the bundle.
- * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage} HostMessage */
+ * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage} HostMessage */
 /** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | ({type: "open_citation"} & Citation)} BundleMessage */
 /** The events app.on listens to, with what the handler receives.
  * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
 /** Options of connect.
@@ -168,7 +170,10 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
      */
     write<K extends keyof Ops["write"] & string>(op: K, ...args: CallArgs<Ops["write"][K]["payload"], CallOptions>): Promise<Ops["write"][K]["result"]>;
     /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
-     * options.reason the reviewer's reason (payload.reason).
+     * options.reason the reviewer's reason (payload.reason). Without one, an op the binding
+     * declares reason_required (runtime.reason_required) asks a host that offers the reason
+     * prompt (init.host_prompts has "reason", as the console's review page does) for the
+     * reviewer's (request_reason); a cancelled prompt rejects with a 400 AppRuntimeError.
      * @template {keyof Ops["action"] & string} K
      * @param {K} op
      * @param {CallArgs<Ops["action"][K]["payload"], ActionOptions>} args the payload, then the options
@@ -511,6 +516,7 @@ export type RuntimeInfo = {
     capabilities?: string[];
     host_capabilities?: string[];
     tools?: string[];
+    reason_required?: string[];
     params?: unknown;
 };
 /**
@@ -526,6 +532,7 @@ export type InitMessage = {
     theme?: Record<string, unknown> | null;
     runtime?: RuntimeInfo;
     await_id?: string | null;
+    host_prompts?: string[];
 };
 /**
  * The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
@@ -553,9 +560,18 @@ export type HostStateMessage = {
     selectionMode: unknown;
 };
 /**
+ * The host's answer to request_reason: the reason the reviewer typed, or cancelled.
+ */
+export type ReasonMessage = {
+    type: "reason";
+    id: number;
+    reason?: string;
+    cancelled?: boolean;
+};
+/**
  * Every message a host posts to the bundle.
  */
-export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage;
+export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage;
 /**
  * Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  */
@@ -582,6 +598,10 @@ export type BundleMessage = {
     type: "request_next_review";
 } | {
     type: "abort_review_task";
+} | {
+    type: "request_reason";
+    id: number;
+    op: string;
 } | ({
     type: "open_citation";
 } & Citation);
