@@ -112,7 +112,7 @@ func TestTheArtifactOpensByItselfOnlyWhileItsAwaitIsPending(t *testing.T) {
 	s := newStack(t)
 	f := seedDemo(t, s.P, s.Tenant)
 	parked := newProbeTool(t, s, f, bridgeProbe)
-	notParked := newProbeToolWith(t, s, f, bridgeProbe, probeOptions{Tool: func(in *toolconfig.Input) { in.AwaitReview = false }})
+	notParked := newProbeToolWith(t, s, f, bridgeProbe, probeOptions{Tool: func(in *toolconfig.Input) { in.AwaitReview, in.DisplayName = false, "Unparked probe" }})
 	pending, done := parked.task(t, "Pending", 1), notParked.task(t, "Not pending", 1)
 	minted := func(taskID string) (n int64) {
 		require.NoError(t, s.Store.DB.Model(&models.AppSession{}).Where("task_id = ?", taskID).Count(&n).Error)
