@@ -241,7 +241,11 @@ func (s *server) openReviewSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	init, err := json.Marshal(desc.Init())
+	// The reviewer's page asks the reviewer for a reason an action
+	// requires (request_reason): docs/bundle-authors.md.
+	m := desc.Init()
+	m.HostPrompts = []string{"reason"}
+	init, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("console: encode init message: %w", err)
 	}

@@ -3,7 +3,6 @@ package console_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/appruntime/appruntime/internal/bindingspec"
-	"github.com/appruntime/appruntime/internal/bundle"
-	"github.com/appruntime/appruntime/internal/demo"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
-	"github.com/appruntime/appruntime/internal/toolconfig"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -128,21 +123,7 @@ type probeTool struct {
 // whose binding grants capabilities (the demo's spec otherwise).
 func newProbeTool(t *testing.T, s *stack, f fixture, bundleHTML string, capabilities ...string) probeTool {
 	t.Helper()
-	bg := context.Background()
-	ws, actor := s.Tenant.Workspace.ID, "user:"+s.Tenant.Admin.ID
-	spec := demo.Spec()
-	spec.Capabilities = capabilities
-	raw, err := json.Marshal(spec)
-	require.NoError(t, err)
-	b, err := s.P.Bindings.Create(bg, ws, actor, bindingspec.Input{Name: "probe binding", BindingKind: bindingspec.KindPostgres,
-		IntegrationID: f.IntegrationID, AllowedOperations: raw})
-	require.NoError(t, err)
-	bv, err := s.P.Bundles.Create(bg, ws, actor, bundle.Upload{Name: "bridge-probe", ContentType: "text/html", Content: []byte(bundleHTML)})
-	require.NoError(t, err)
-	tool, err := s.P.Tools.Create(bg, ws, actor, toolconfig.Input{AgentID: s.Tenant.Agent.ID, DisplayName: "Bridge probe",
-		BaseTool: models.BaseAppTool, BundleID: &bv.ID, BindingID: &b.ID, AwaitReview: true})
-	require.NoError(t, err)
-	return probeTool{s: s, ID: tool.ID, BundleID: bv.ID}
+	return newProbeToolWith(t, s, f, bundleHTML, probeOptions{Capabilities: capabilities})
 }
 
 // task creates a task of the given priority parked on the probe tool, with

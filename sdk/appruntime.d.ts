@@ -65,6 +65,11 @@ export const VERSION: "1";
  *   run: {[op: string]: {payload: Record<string, unknown>, result: RunResult}},
  *   capability: Capabilities & {[op: string]: OpShape},
  * }} AnyOps */
+/** A call's arguments after its op: the payload (optional only when every key of it is, so a
+ * no-payload call of an op with required keys fails to type-check) and the options.
+ * @template P
+ * @template O
+ * @typedef {{} extends P ? [payload?: P, options?: O] : [payload: P, options?: O]} CallArgs */
 /** The verbs of the runtime API.
  * @typedef {"read" | "write" | "action" | "run" | "capability"} Verb */
 /** The v2 envelope of a success.
@@ -82,21 +87,23 @@ export const VERSION: "1";
  * declares reason_required, at most 2000 characters; the agent's task.resumed event carries it).
  * @typedef {CallOptions & {awaitId?: string | null, reason?: string}} ActionOptions */
 /** What the mint offers the bundle (init.runtime).
- * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], params?: unknown}} RuntimeInfo */
+ * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], reason_required?: string[], params?: unknown}} RuntimeInfo */
 /** The host's init message, the answer to ready.
- * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null}} InitMessage */
+ * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null, host_prompts?: string[]}} InitMessage */
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
 /** The reviewer's text selection, reported by the host (document_selection).
  * @typedef {{type: "document_selection", text: string, page: number, label?: string}} DocumentSelectionMessage */
 /** The selection level the host really captures at.
  * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */
+/** The host's answer to request_reason: the reason the reviewer typed, or cancelled.
+ * @typedef {{type: "reason", id: number, reason?: string, cancelled?: boolean}} ReasonMessage */
 /** Every message a host posts to the bundle.
- * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage} HostMessage */
+ * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage} HostMessage */
 /** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | ({type: "open_citation"} & Citation)} BundleMessage */
 /** The events app.on listens to, with what the handler receives.
  * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
 /** Options of connect.
@@ -151,44 +158,42 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
     /** POST /read: a reads op's rows, or an http_call's reply.
      * @template {keyof Ops["read"] & string} K
      * @param {K} op
-     * @param {Ops["read"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["read"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["read"][K]["result"]>}
      */
-    read<K extends keyof Ops["read"] & string>(op: K, payload?: Ops["read"][K]["payload"], options?: CallOptions): Promise<Ops["read"][K]["result"]>;
+    read<K extends keyof Ops["read"] & string>(op: K, ...args: CallArgs<Ops["read"][K]["payload"], CallOptions>): Promise<Ops["read"][K]["result"]>;
     /** POST /write: one row into a writes op's table.
      * @template {keyof Ops["write"] & string} K
      * @param {K} op
-     * @param {Ops["write"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["write"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["write"][K]["result"]>}
      */
-    write<K extends keyof Ops["write"] & string>(op: K, payload?: Ops["write"][K]["payload"], options?: CallOptions): Promise<Ops["write"][K]["result"]>;
+    write<K extends keyof Ops["write"] & string>(op: K, ...args: CallArgs<Ops["write"][K]["payload"], CallOptions>): Promise<Ops["write"][K]["result"]>;
     /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
-     * options.reason the reviewer's reason (payload.reason).
+     * options.reason the reviewer's reason (payload.reason). Without one, an op the binding
+     * declares reason_required (runtime.reason_required) asks a host that offers the reason
+     * prompt (init.host_prompts has "reason", as the console's review page does) for the
+     * reviewer's (request_reason); a cancelled prompt rejects with a 400 AppRuntimeError.
      * @template {keyof Ops["action"] & string} K
      * @param {K} op
-     * @param {Ops["action"][K]["payload"]} [payload]
-     * @param {ActionOptions} [options]
+     * @param {CallArgs<Ops["action"][K]["payload"], ActionOptions>} args the payload, then the options
      * @returns {Promise<Ops["action"][K]["result"]>}
      */
-    action<K extends keyof Ops["action"] & string>(op: K, payload?: Ops["action"][K]["payload"], options?: ActionOptions): Promise<Ops["action"][K]["result"]>;
+    action<K extends keyof Ops["action"] & string>(op: K, ...args: CallArgs<Ops["action"][K]["payload"], ActionOptions>): Promise<Ops["action"][K]["result"]>;
     /** POST /run: a tools op on the worker fleet.
      * @template {keyof Ops["run"] & string} K
      * @param {K} op
-     * @param {Ops["run"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["run"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["run"][K]["result"]>}
      */
-    run<K extends keyof Ops["run"] & string>(op: K, payload?: Ops["run"][K]["payload"], options?: CallOptions): Promise<Ops["run"][K]["result"]>;
+    run<K extends keyof Ops["run"] & string>(op: K, ...args: CallArgs<Ops["run"][K]["payload"], CallOptions>): Promise<Ops["run"][K]["result"]>;
     /** POST /capability: a granted capability the host does not perform.
      * @template {keyof Ops["capability"] & string} K
      * @param {K} op
-     * @param {Ops["capability"][K]["payload"]} [payload]
-     * @param {CallOptions} [options]
+     * @param {CallArgs<Ops["capability"][K]["payload"], CallOptions>} args the payload, then the options
      * @returns {Promise<Ops["capability"][K]["result"]>}
      */
-    capability<K extends keyof Ops["capability"] & string>(op: K, payload?: Ops["capability"][K]["payload"], options?: CallOptions): Promise<Ops["capability"][K]["result"]>;
+    capability<K extends keyof Ops["capability"] & string>(op: K, ...args: CallArgs<Ops["capability"][K]["payload"], CallOptions>): Promise<Ops["capability"][K]["result"]>;
     /** Whether the binding grants capability name (runtime.capabilities).
      * @param {string} name
      * @returns {boolean} */
@@ -456,6 +461,11 @@ export type AnyOps = {
     };
 };
 /**
+ * A call's arguments after its op: the payload (optional only when every key of it is, so a
+ * no-payload call of an op with required keys fails to type-check) and the options.
+ */
+export type CallArgs<P, O> = {} extends P ? [payload?: P, options?: O] : [payload: P, options?: O];
+/**
  * The verbs of the runtime API.
  */
 export type Verb = "read" | "write" | "action" | "run" | "capability";
@@ -506,6 +516,7 @@ export type RuntimeInfo = {
     capabilities?: string[];
     host_capabilities?: string[];
     tools?: string[];
+    reason_required?: string[];
     params?: unknown;
 };
 /**
@@ -521,6 +532,7 @@ export type InitMessage = {
     theme?: Record<string, unknown> | null;
     runtime?: RuntimeInfo;
     await_id?: string | null;
+    host_prompts?: string[];
 };
 /**
  * The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
@@ -548,9 +560,18 @@ export type HostStateMessage = {
     selectionMode: unknown;
 };
 /**
+ * The host's answer to request_reason: the reason the reviewer typed, or cancelled.
+ */
+export type ReasonMessage = {
+    type: "reason";
+    id: number;
+    reason?: string;
+    cancelled?: boolean;
+};
+/**
  * Every message a host posts to the bundle.
  */
-export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage;
+export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage;
 /**
  * Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  */
@@ -577,6 +598,10 @@ export type BundleMessage = {
     type: "request_next_review";
 } | {
     type: "abort_review_task";
+} | {
+    type: "request_reason";
+    id: number;
+    op: string;
 } | ({
     type: "open_citation";
 } & Citation);

@@ -96,6 +96,12 @@ export const VERSION = "1";
  *   capability: Capabilities & {[op: string]: OpShape},
  * }} AnyOps */
 
+/** A call's arguments after its op: the payload (optional only when every key of it is, so a
+ * no-payload call of an op with required keys fails to type-check) and the options.
+ * @template P
+ * @template O
+ * @typedef {{} extends P ? [payload?: P, options?: O] : [payload: P, options?: O]} CallArgs */
+
 /** The verbs of the runtime API.
  * @typedef {"read" | "write" | "action" | "run" | "capability"} Verb */
 
@@ -119,10 +125,10 @@ export const VERSION = "1";
  * @typedef {CallOptions & {awaitId?: string | null, reason?: string}} ActionOptions */
 
 /** What the mint offers the bundle (init.runtime).
- * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], params?: unknown}} RuntimeInfo */
+ * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], reason_required?: string[], params?: unknown}} RuntimeInfo */
 
 /** The host's init message, the answer to ready.
- * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null}} InitMessage */
+ * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null, host_prompts?: string[]}} InitMessage */
 
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
@@ -133,14 +139,17 @@ export const VERSION = "1";
 /** The selection level the host really captures at.
  * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */
 
+/** The host's answer to request_reason: the reason the reviewer typed, or cancelled.
+ * @typedef {{type: "reason", id: number, reason?: string, cancelled?: boolean}} ReasonMessage */
+
 /** Every message a host posts to the bundle.
- * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage} HostMessage */
+ * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage} HostMessage */
 
 /** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | ({type: "open_citation"} & Citation)} BundleMessage */
 
 /** The events app.on listens to, with what the handler receives.
  * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
@@ -244,6 +253,9 @@ export class AppRuntime {
   #listeners = new Map(); // type → Set of handlers
   /** @type {(event: MessageEvent) => void} */
   #onMessage;
+  /** @type {Map<number, (m: ReasonMessage) => void>} */
+  #askingForReason = new Map(); // request_reason id → what settles it
+  #reasonID = 0;
 
   /**
    * @param {InitMessage} init
@@ -280,44 +292,42 @@ export class AppRuntime {
   /** POST /read: a reads op's rows, or an http_call's reply.
    * @template {keyof Ops["read"] & string} K
    * @param {K} op
-   * @param {Ops["read"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["read"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["read"][K]["result"]>}
    */
-  read(op, payload, options) { return this.#call("read", op, payload, options); }
+  read(op, ...args) { return this.#call("read", op, args[0], args[1]); }
   /** POST /write: one row into a writes op's table.
    * @template {keyof Ops["write"] & string} K
    * @param {K} op
-   * @param {Ops["write"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["write"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["write"][K]["result"]>}
    */
-  write(op, payload, options) { return this.#call("write", op, payload, options); }
+  write(op, ...args) { return this.#call("write", op, args[0], args[1]); }
   /** options.awaitId sends the top-level await_id (this artifact's own: app.awaitId);
-   * options.reason the reviewer's reason (payload.reason).
+   * options.reason the reviewer's reason (payload.reason). Without one, an op the binding
+   * declares reason_required (runtime.reason_required) asks a host that offers the reason
+   * prompt (init.host_prompts has "reason", as the console's review page does) for the
+   * reviewer's (request_reason); a cancelled prompt rejects with a 400 AppRuntimeError.
    * @template {keyof Ops["action"] & string} K
    * @param {K} op
-   * @param {Ops["action"][K]["payload"]} [payload]
-   * @param {ActionOptions} [options]
+   * @param {CallArgs<Ops["action"][K]["payload"], ActionOptions>} args the payload, then the options
    * @returns {Promise<Ops["action"][K]["result"]>}
    */
-  action(op, payload, options) { return this.#call("action", op, payload, options); }
+  action(op, ...args) { return this.#call("action", op, args[0], args[1]); }
   /** POST /run: a tools op on the worker fleet.
    * @template {keyof Ops["run"] & string} K
    * @param {K} op
-   * @param {Ops["run"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["run"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["run"][K]["result"]>}
    */
-  run(op, payload, options) { return this.#call("run", op, payload, options); }
+  run(op, ...args) { return this.#call("run", op, args[0], args[1]); }
   /** POST /capability: a granted capability the host does not perform.
    * @template {keyof Ops["capability"] & string} K
    * @param {K} op
-   * @param {Ops["capability"][K]["payload"]} [payload]
-   * @param {CallOptions} [options]
+   * @param {CallArgs<Ops["capability"][K]["payload"], CallOptions>} args the payload, then the options
    * @returns {Promise<Ops["capability"][K]["result"]>}
    */
-  capability(op, payload, options) { return this.#call("capability", op, payload, options); }
+  capability(op, ...args) { return this.#call("capability", op, args[0], args[1]); }
 
   /** Whether the binding grants capability name (runtime.capabilities).
    * @param {string} name
@@ -473,6 +483,11 @@ export class AppRuntime {
     /** @type {HostMessage} */
     const m = event.data;
     if (event.source !== this.#host || !m || typeof m.type !== "string") return;
+    if (m.type === "reason") {
+      const settle = this.#askingForReason.get(m.id);
+      if (settle) settle(m);
+      return;
+    }
     if (m.type === "session") {
       if (this.#waitingForSession) this.#waitingForSession(m);
       else if (!m.error && m.session_token) this.#setSession(m.session_token, m.expires_at); // a host may push one
@@ -504,6 +519,41 @@ export class AppRuntime {
     }
   }
 
+  /** Whether an action of op sent without a reason asks the host for one:
+   * the binding requires one (runtime.reason_required) and the host offers
+   * the reason prompt (init.host_prompts).
+   * @param {string} op */
+  #asksForReason(op) {
+    const required = this.runtime.reason_required;
+    const prompts = this.init.host_prompts;
+    return Array.isArray(required) && required.includes(op) && Array.isArray(prompts) && prompts.includes("reason");
+  }
+
+  /** Asks the host for the reviewer's reason for op (request_reason) and
+   * resolves with it; a cancelled prompt (or signal) rejects. No timeout:
+   * the reviewer takes the time they need.
+   * @param {string} op
+   * @param {AbortSignal | undefined} signal
+   * @returns {Promise<string>} */
+  #askReason(op, signal) {
+    const id = ++this.#reasonID;
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.#askingForReason.delete(id);
+        if (signal) signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => { done(); reject(signal && signal.reason); };
+      if (signal && signal.aborted) { reject(signal.reason); return; }
+      if (signal) signal.addEventListener("abort", onAbort, { once: true });
+      this.#askingForReason.set(id, (m) => {
+        done();
+        if (typeof m.reason === "string" && m.reason.trim() !== "") resolve(m.reason);
+        else reject(new AppRuntimeError(400, "the reviewer gave no reason for " + op, { verb: "action", op }));
+      });
+      this.#post({ type: "request_reason", id, op });
+    });
+  }
+
   /**
    * @param {Verb} verb
    * @param {string} op
@@ -513,7 +563,10 @@ export class AppRuntime {
    */
   async #call(verb, op, payload, options) {
     /** @type {ActionOptions} */
-    const o = options || {};
+    let o = options || {};
+    if (verb === "action" && o.reason === undefined && this.#asksForReason(op)) {
+      o = Object.assign({}, o, { reason: await this.#askReason(op, o.signal) });
+    }
     /** @type {{op: string, payload: unknown, await_id?: string}} */
     const body = { op: op, payload: payload === undefined ? {} : payload };
     if (verb === "action" && o.awaitId) body.await_id = o.awaitId;

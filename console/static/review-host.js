@@ -1,7 +1,8 @@
 // The reviewer's host page: it mounts the task's artifact in the sandboxed
 // iframe (at once while the await is pending), honours default_fullscreen
 // unless the reviewer chose otherwise, and relays the bridge messages of
-// seed 000. A message is listened to only when it comes from the mounted
+// seed 000, and asks the reviewer for the reason an action requires
+// (request_reason, issue 29 §3). A message is listened to only when it comes from the mounted
 // frame's window, has the expected shape, and its capability is granted
 // (runtime.capabilities of the init message); anything else is ignored.
 (function () {
@@ -19,12 +20,21 @@
   var openButton = document.getElementById("open-artifact");
   var fullButton = document.getElementById("toggle-fullscreen");
   var highlighter = document.getElementById("highlighter");
+  var reasonDialog = document.getElementById("reason-dialog");
+  var reasonText = document.getElementById("reason-text");
+  var reasonAction = document.getElementById("reason-action");
+  var reasonFor = null;        // the request_reason the dialog answers ({id})
   var MAX_LABEL = 200;
 
   var init = null;
   var granted = [];
   var sent = false;
-  var pinned = false;         // the reviewer expanded or collapsed the artifact themselves
+  // The reviewer's own expand/collapse, kept for the tab's session per task:
+  // it wins over default_fullscreen on this mount and every later one (a
+  // reload after the task's status changed, the next visit), seed 000.
+  var pinKey = "appruntime.review.fullscreen." + taskID;
+  var pinnedChoice = readPin(); // "on", "off", or null while the reviewer has not chosen
+  var pinned = pinnedChoice !== null;
   var selectionWanted = false; // the bundle asked for document_selection
   var highlighting = false;    // the reviewer is using the highlighter
   var translating = false;
@@ -52,6 +62,22 @@
         return data;
       });
     });
+  }
+
+  function readPin() {
+    try {
+      var v = window.sessionStorage.getItem(pinKey);
+      return v === "on" || v === "off" ? v : null;
+    } catch (e) {
+      return null; // storage refused: the choice lasts for this page
+    }
+  }
+
+  function pin(on) {
+    pinned = true;
+    try {
+      window.sessionStorage.setItem(pinKey, on ? "on" : "off");
+    } catch (e) { /* storage refused: the choice lasts for this page */ }
   }
 
   function setFullscreen(on) {
@@ -173,6 +199,31 @@
         post("/review/tasks/" + taskID + "/abort").then(function (r) {
           window.location.assign(r.url || "/review");
         }).catch(function (err) { status("could not put it back: " + err.message); });
+        return true;
+      }
+    },
+    // request_reason {id, op}: the bundle (the SDK) calls an action of the
+    // binding's reason_required list without a reason; the reviewer types
+    // one in the dialog and it goes back as {type: "reason", id, reason},
+    // or {type: "reason", id, cancelled: true}. One at a time: a second
+    // request while the dialog is open is cancelled at once.
+    request_reason: {
+      requires: null,
+      run: function (m) {
+        var required = (init && init.runtime && Array.isArray(init.runtime.reason_required)) ? init.runtime.reason_required : [];
+        if (!Number.isInteger(m.id) || typeof m.op !== "string" || required.indexOf(m.op) < 0 || !reasonDialog) {
+          return false;
+        }
+        if (reasonFor) {
+          toFrame({ type: "reason", id: m.id, cancelled: true });
+          return true;
+        }
+        reasonFor = { id: m.id };
+        reasonAction.textContent = m.op;
+        reasonText.value = "";
+        reasonDialog.returnValue = "";
+        reasonDialog.showModal();
+        reasonText.focus();
         return true;
       }
     },
@@ -330,11 +381,42 @@
       sendHostState();
     });
   }
+  if (reasonDialog) {
+    // Send closes the dialog with "send" once a reason is typed; Cancel
+    // (or Escape) closes it without.
+    document.getElementById("reason-send").addEventListener("click", function () {
+      if (reasonText.value.trim() === "") {
+        reasonText.focus();
+        return;
+      }
+      reasonDialog.close("send");
+    });
+    document.getElementById("reason-cancel").addEventListener("click", function () {
+      reasonDialog.close("cancel");
+    });
+    reasonDialog.addEventListener("close", function () {
+      if (!reasonFor) {
+        return;
+      }
+      var id = reasonFor.id;
+      reasonFor = null;
+      var reason = reasonText.value.trim();
+      if (reasonDialog.returnValue === "send" && reason !== "") {
+        toFrame({ type: "reason", id: id, reason: reason });
+      } else {
+        toFrame({ type: "reason", id: id, cancelled: true });
+      }
+    });
+  }
   if (fullButton) {
     fullButton.addEventListener("click", function () {
-      pinned = true;
-      setFullscreen(!section.classList.contains("fullscreen"));
+      var on = !section.classList.contains("fullscreen");
+      pin(on);
+      setFullscreen(on);
     });
+  }
+  if (pinned && section) {
+    setFullscreen(pinnedChoice === "on");
   }
   if (openButton) {
     openButton.addEventListener("click", function () { mount(); });

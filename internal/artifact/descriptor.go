@@ -81,6 +81,10 @@ type Runtime struct {
 	// Tools are the binding's `tools` ops whose tool this deployment runs,
 	// so a bundle can hide a control whose /run would answer 501.
 	Tools []string `json:"tools"`
+	// ReasonRequired are the binding's actions declaring reason_required,
+	// which the runtime refuses without the reviewer's reason: the SDK asks
+	// a host that offers the reason prompt for one (issue 29 §3).
+	ReasonRequired []string `json:"reason_required"`
 	// Params is the step's params: seed 000's "forwarded as runtime.params".
 	Params json.RawMessage `json:"params"`
 }
@@ -227,9 +231,22 @@ func (m *Minter) Live(ctx context.Context, workspaceID, stepID string) (Descript
 			Capabilities:     capabilities,
 			HostCapabilities: host,
 			Tools:            tools,
+			ReasonRequired:   reasonRequired(spec),
 			Params:           params,
 		},
 	}, nil
+}
+
+// reasonRequired names spec's actions that declare reason_required, never
+// nil (the descriptor lists none as []).
+func reasonRequired(spec bindingspec.Spec) []string {
+	out := []string{}
+	for _, a := range spec.Actions {
+		if a.ReasonRequired {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // ProducerRetryAfter is the Retry-After of a mint refused because the

@@ -22,6 +22,9 @@ type InitMessage struct {
 	Theme        models.JSON     `json:"theme"`
 	Runtime      Runtime         `json:"runtime"`
 	AwaitID      *string         `json:"await_id"`
+	// HostPrompts are the prompts the host shows the person for the
+	// bundle: "reason" (request_reason) on the reviewer's page.
+	HostPrompts []string `json:"host_prompts,omitempty"`
 }
 
 // Init is the init message of a minted descriptor.

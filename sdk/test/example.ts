@@ -29,7 +29,7 @@ export async function review(): Promise<string> {
 
   const run = await app.run("vendor_lookup", { vendor_name: "ACME" });
   const ran: "ok" | "error" = run.status;
-  const files = await app.capability("list_files", {});
+  const files = await app.capability("list_files");
   const first: string | undefined = files.files[0]?.file_id;
   const preview = await app.capability("file_preview", { file_id: "f1", page: 2 });
   const text: string = preview.text;
@@ -55,6 +55,14 @@ export async function review(): Promise<string> {
   await app.action("set_status", {});
   // @ts-expect-error an http_call's placeholder left out
   await app.action("approve_invoice", { values: { invoice_id: "1" } });
+  // @ts-expect-error no payload for an action whose http_calls need values
+  await app.action("approve_invoice");
+  // @ts-expect-error no payload for an http_call read with a placeholder to fill
+  await app.read("lookup_vendor");
+  // @ts-expect-error no payload, even with options, for a write
+  await app.write("record_decision", undefined, {});
+  // @ts-expect-error no payload for a write without the runtime's general shapes either
+  await (await connect()).write("any_write");
   // @ts-expect-error a param the tools op does not list
   await app.run("vendor_lookup", { vendor: "ACME" });
   // @ts-expect-error a host capability is not a /capability call
