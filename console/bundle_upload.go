@@ -20,6 +20,29 @@ type bundleUploadForm struct {
 	ContentType string
 	// The declared origins as typed, one text box per list.
 	ConnectDomains, ResourceDomains, FrameDomains string
+	// From is the form that was sent ("file" or "paste", its hidden
+	// "from" field), and Refusal why its upload was refused, beside the
+	// field it names: a grant list, else the form's file or text.
+	From    string
+	Refusal formRefusal
+}
+
+// bundleUploadFields are the upload fields a refusal may name.
+var bundleUploadFields = []string{bundle.ListConnect, bundle.ListResource, bundle.ListFrame}
+
+// About returns the refusal when it is about field of the form from, for
+// the page to show beside that field.
+func (f bundleUploadForm) About(from, field string) *fieldRefusal {
+	if f.From != from {
+		return nil
+	}
+	return f.Refusal.About(field)
+}
+
+// GrantsOpen reports whether the form from shows its network grants
+// unfolded: the admin typed some, or a refusal is about one.
+func (f bundleUploadForm) GrantsOpen(from string) bool {
+	return f.From == from && (f.ConnectDomains != "" || f.ResourceDomains != "" || f.FrameDomains != "")
 }
 
 // bundlePage is the bundle page's data: the bundle and, after a refused
@@ -53,7 +76,25 @@ func (s *server) showBundleRefusal(c *fiber.Ctx, id string, form bundleUploadFor
 		return gerr
 	}
 	_, status, msg := apperr.Public(err)
-	return s.renderView(c, status, "bundle", view{Title: "Bundle " + pg.Name, Section: "bundles", Error: msg, Data: pg})
+	v := view{Title: "Bundle " + pg.Name, Section: "bundles", Data: pg}
+	if form.From == "" {
+		v.Error = msg
+	}
+	return s.renderView(c, status, "bundle", v)
+}
+
+// uploadRefusal is the refusal of an upload from the form from, beside the
+// grant list its message names, else beside the form's file or text.
+func uploadRefusal(from string, err error) formRefusal {
+	_, status, msg := apperr.Public(err)
+	field := fieldNamed(msg, bundleUploadFields)
+	if field == "" {
+		field = "content"
+		if from == "file" {
+			field = "file"
+		}
+	}
+	return formRefusal{Status: status, Field: field, Message: msg}
 }
 
 // uploadBundleVersion answers POST /bundles/:id/versions (multipart): the
@@ -73,6 +114,11 @@ func (s *server) uploadBundleVersion(c *fiber.Ctx) error {
 		_, err = s.Bundles.AddVersion(ctx, a.WorkspaceID, a.actor(), id, up)
 	}
 	if apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.TooLarge) || apperr.Is(err, apperr.Conflict) {
+		pasted.From = "paste"
+		if firstValue(form, "from") == "file" {
+			pasted.From = "file"
+		}
+		pasted.Refusal = uploadRefusal(pasted.From, err)
 		return s.showBundleRefusal(c, id, pasted, err)
 	}
 	if err != nil {

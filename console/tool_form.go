@@ -36,6 +36,10 @@ type toolForm struct {
 var toolFields = []string{"await_expiry_seconds", "producer_tool_id", "integration_id", "bundle_version", "action_schema",
 	"input_schema", "display_name", "bundle_id", "binding_id", "base_tool", "agent_id", "config", "theme"}
 
+// Injected lists the app tool inputs the worker injects, which an
+// app tool's input_schema may not require.
+func (toolForm) Injected() string { return strings.Join(basetool.AppToolInjected, ",") }
+
 // IsApp reports whether the form is of an app tool.
 func (f toolForm) IsApp() bool { return f.BaseTool == models.BaseAppTool }
 
