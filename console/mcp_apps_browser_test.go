@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/agentmcp"
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/models"
@@ -62,11 +63,13 @@ func thirdPartyHost(t *testing.T, apiURL, agentToken, taskID string) *httptest.S
 // sandboxed frame under the resource's CSP; the bundle, on the SDK the API
 // serves, completes the MCP Apps handshake, takes the session from the
 // tool result's _meta and lists the demo's invoices through the runtime
-// API.
+// API. Sessions last six seconds: the SDK renews through the host with the
+// app-only tool (the host forwards tools/call to /mcp), and a write made
+// after the first token expired reaches the data source.
 func TestAnAppToolUnderAnMCPAppsHost(t *testing.T) {
 	t.Parallel()
 	ctx := browser.New(t)
-	s := newStack(t)
+	s := newStack(t, func(c *config.Config) { c.SessionTTL = shortSessionTTL })
 	f := seedDemo(t, s.P, s.Tenant)
 	caller := task.Caller{WorkspaceID: s.Tenant.Workspace.ID, AgentID: s.Tenant.Agent.ID, Actor: "agent:" + s.Tenant.Agent.ID}
 	tk, err := s.P.Tasks.Create(context.Background(), caller, task.TaskInput{Title: "Review over MCP"})
@@ -99,10 +102,25 @@ func TestAnAppToolUnderAnMCPAppsHost(t *testing.T) {
 
 	var step models.Step
 	require.NoError(t, s.Store.DB.Where("task_id = ? AND kind = ?", tk.ID, models.StepAppTool).Take(&step).Error)
-	var sessions []models.AppSession
-	require.NoError(t, s.Store.DB.Where("step_id = ?", step.ID).Find(&sessions).Error)
-	require.Len(t, sessions, 1, "the tool call minted the step's one session")
-	require.Nil(t, sessions[0].UserID, "an agent's session has no reviewer")
+	var first models.AppSession
+	require.NoError(t, s.Store.DB.Where("step_id = ?", step.ID).Order("created_at").First(&first).Error)
+	require.Nil(t, first.UserID, "an agent's session has no reviewer")
+	require.NotNil(t, first.TokenID, "minted with the agent token")
+
+	// The SDK renews before the first token expires: a second session of
+	// the step, minted through the host's forwarded tools/call.
+	require.Eventually(t, func() bool {
+		var n int64
+		return s.Store.DB.Model(&models.AppSession{}).Where("step_id = ?", step.ID).Count(&n).Error == nil && n >= 2
+	}, 20*time.Second, 100*time.Millisecond, "the bundle never renewed its session")
+	time.Sleep(time.Until(first.ExpiresAt) + time.Second)
+	require.NoError(t, chromedp.Do(frame,
+		chromedp.Click(chromedp.CSS(`#rows tbody tr:nth-child(1) button`)),
+		browser.Poll(`document.querySelector("#rows tbody tr:nth-child(1) td:nth-child(4)").textContent === "on_hold"`, 20*time.Second),
+	))
+	var invoiceStatus string
+	require.NoError(t, f.Source.DB.Raw(`SELECT status FROM invoices WHERE id = 1`).Scan(&invoiceStatus).Error)
+	require.Equal(t, "on_hold", invoiceStatus, "a write after the first token expired, on the renewed session")
 	var parked models.Task
 	require.NoError(t, s.Store.DB.Where("id = ?", tk.ID).Take(&parked).Error)
 	require.Equal(t, models.TaskWaitingForInput, parked.Status)
