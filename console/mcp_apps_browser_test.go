@@ -33,14 +33,11 @@ func thirdPartyHost(t *testing.T, apiURL, agentToken, taskID string) *httptest.S
 	require.NoError(t, err, "testdata/mcp-apps-host/host.js is committed (npm ci && npm run build rebuilds it)")
 	api, err := url.Parse(apiURL)
 	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(api)
-	direct := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		direct(r)
-		r.Host = api.Host
-		r.Header.Set("Authorization", "Bearer "+agentToken)
-		r.Header.Set(agentmcp.TaskHeader, taskID)
-	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(api)
+		r.Out.Header.Set("Authorization", "Bearer "+agentToken)
+		r.Out.Header.Set(agentmcp.TaskHeader, taskID)
+	}}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
