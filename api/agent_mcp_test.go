@@ -49,6 +49,14 @@ func connectMCP(t *testing.T, a *testAPI, token, taskID string) *mcp.ClientSessi
 	return cs
 }
 
+// toolNamed is the tool of list called name (the SDK lists tools by name).
+func toolNamed(t *testing.T, list []*mcp.Tool, name string) *mcp.Tool {
+	t.Helper()
+	i := slices.IndexFunc(list, func(tool *mcp.Tool) bool { return tool.Name == name })
+	require.GreaterOrEqual(t, i, 0, "no tool %q", name)
+	return list[i]
+}
+
 func toolText(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	require.Len(t, res.Content, 1)
@@ -98,11 +106,9 @@ func TestAgentMCPServer(t *testing.T) {
 	require.Equal(t, "appruntime", cs.InitializeResult().ServerInfo.Name)
 	list, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, list.Tools, 2)
-	require.Equal(t, "echo", list.Tools[0].Name)
-	require.Equal(t, "Echoes q", list.Tools[0].Description)
-	require.Equal(t, "invoice_review", list.Tools[1].Name)
-	appSchema, err := json.Marshal(list.Tools[1].InputSchema)
+	require.Len(t, list.Tools, 3, "the declaration, the app tool and the app-only renew tool")
+	require.Equal(t, "Echoes q", toolNamed(t, list.Tools, "echo").Description)
+	appSchema, err := json.Marshal(toolNamed(t, list.Tools, "invoice_review").InputSchema)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"type": "object", "properties": {"report_id": {"type": "integer"}}, "required": ["report_id"]}`, string(appSchema))
 

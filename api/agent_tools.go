@@ -47,7 +47,7 @@ func (s *server) serveMCP(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return adaptor.HTTPHandler(s.AgentTools.Handler(caller, tools))(c)
+	return adaptor.HTTPHandler(s.AgentTools.Handler(caller, principalOf(c).TokenID, tools))(c)
 }
 
 // challengeBearer adds the WWW-Authenticate challenge (RFC 6750) MCP

@@ -1,5 +1,8 @@
-/** Posts {type:"ready"} to the host page and resolves with an AppRuntime once
- * the host answers with its init message. Options: maxRetries,
+/** Posts {type:"ready"} to the host page and, at once, the MCP Apps
+ * ui/initialize request, and resolves with an AppRuntime once the host
+ * answers: our host with its init message; an MCP Apps host with its
+ * initialize result, then the app tool's result carrying the session
+ * (_meta["appruntime/session"]). Options: maxRetries,
  * maxRetryDelay (ms), renewTimeout (ms), initTimeout (ms), host (the window
  * to talk to; the parent frame by default). Ops types the calls: pass the
  * binding's (connect<Ops>() in TypeScript).
@@ -90,6 +93,10 @@ export const VERSION: "1";
  * @typedef {{api_base?: string, verbs?: Verb[], versions?: string[], capabilities?: string[], host_capabilities?: string[], tools?: string[], reason_required?: string[], params?: unknown}} RuntimeInfo */
 /** The host's init message, the answer to ready.
  * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null, host_prompts?: string[]}} InitMessage */
+/** Which host mounted the bundle: ours (the App Tool bridge) or an MCP Apps host (SEP-1865).
+ * @typedef {"appruntime" | "mcp-apps"} HostKind */
+/** A JSON-RPC 2.0 message of the MCP Apps bridge.
+ * @typedef {{jsonrpc: "2.0", id?: number | string, method?: string, params?: any, result?: any, error?: {code: number, message: string}}} JSONRPCMessage */
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
 /** The reviewer's text selection, reported by the host (document_selection).
@@ -129,6 +136,12 @@ export class AppRuntimeError extends Error {
     /** Seconds the runtime asked to wait (Retry-After), when it said. @type {number | undefined} */
     retryAfter: number | undefined;
 }
+/** The MCP Apps protocol version the SDK asks for in ui/initialize. */
+export const MCP_APPS_PROTOCOL_VERSION: "2026-01-26";
+/** The app tool result's _meta key holding the session (the init message), and the
+ * app-only tool that renews it, under an MCP Apps host. */
+export const MCP_SESSION_META_KEY: "appruntime/session";
+export const MCP_RENEW_TOOL: "appruntime_renew_session";
 /** One mounted artifact: its init values, its session and the bridge.
  * @template {OpMap} [Ops=AnyOps]
  */
@@ -137,8 +150,11 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
      * @param {InitMessage} init
      * @param {Window} host
      * @param {Settings} opts
+     * @param {MCPBridge} [bridge] the MCP Apps bridge, when an MCP Apps host mounted the bundle
      */
-    constructor(init: InitMessage, host: Window, opts: Settings);
+    constructor(init: InitMessage, host: Window, opts: Settings, bridge?: MCPBridge);
+    /** Which host mounted the bundle. @type {HostKind} */
+    hostKind: HostKind;
     /** The init message as the host sent it. */
     init: InitMessage;
     /** The step's params. @type {Record<string, unknown>} */
@@ -149,6 +165,8 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
     theme: Record<string, unknown>;
     /** @type {RuntimeInfo} */
     runtime: RuntimeInfo;
+    /** The artifact's step (under an MCP Apps host: the step its tool call added). @type {string | null} */
+    stepId: string | null;
     /** The step's await, for action(op, payload, {awaitId}); null when the step parks nothing. @type {string | null} */
     awaitId: string | null;
     /** The runtime verbs' base URL. */
@@ -535,6 +553,24 @@ export type InitMessage = {
     host_prompts?: string[];
 };
 /**
+ * Which host mounted the bundle: ours (the App Tool bridge) or an MCP Apps host (SEP-1865).
+ */
+export type HostKind = "appruntime" | "mcp-apps";
+/**
+ * A JSON-RPC 2.0 message of the MCP Apps bridge.
+ */
+export type JSONRPCMessage = {
+    jsonrpc: "2.0";
+    id?: number | string;
+    method?: string;
+    params?: any;
+    result?: any;
+    error?: {
+        code: number;
+        message: string;
+    };
+};
+/**
  * The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  */
 export type SessionMessage = {
@@ -640,3 +676,37 @@ export type ErrorDetails = {
     op?: string;
     retryAfter?: number;
 };
+/** The app side of the MCP Apps bridge (SEP-1865) over postMessage:
+ * JSON-RPC requests with their pending answers, notifications, and
+ * answers to the host's own requests. */
+declare class MCPBridge {
+    /** @param {Window} host */
+    constructor(host: Window);
+    /**
+     * @param {string} method
+     * @param {unknown} params
+     * @returns {Promise<any>}
+     */
+    request(method: string, params: unknown): Promise<any>;
+    /**
+     * @param {string} method
+     * @param {unknown} params
+     */
+    notify(method: string, params: unknown): void;
+    /** Settles an answer to one of our requests, and answers the host's
+     * requests (ping, ui/resource-teardown) with an empty result.
+     * @param {JSONRPCMessage} m */
+    receive(m: JSONRPCMessage): void;
+    /** Asks the server, through the host, for a fresh session on stepId
+     * (the app-only tool MCP_RENEW_TOOL); resolves with its _meta session.
+     * @param {string} stepId
+     * @param {number} timeout
+     * @returns {Promise<unknown>} */
+    renew(stepId: string, timeout: number): Promise<unknown>;
+    /** Tells the host the document's size now and whenever it changes
+     * (ui/notifications/size-changed), so it can size the frame. */
+    reportSize(): void;
+    close(): void;
+    #private;
+}
+export {};

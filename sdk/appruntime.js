@@ -15,6 +15,17 @@
 // requestNextReview, abortReviewTask, openCitation) and listeners
 // (on("document_selection"), on("host_state"), on("session")).
 //
+// The same bundle also runs under any MCP Apps host (SEP-1865, an agent
+// platform that rendered the app tool's ui:// resource): connect() speaks
+// both handshakes at once, our {type:"ready"} and the MCP Apps
+// ui/initialize request, and the host that answers decides. Under an MCP
+// Apps host the session comes in the app tool's result, which the host
+// forwards as ui/notifications/tool-result: its _meta["appruntime/session"]
+// is the init message our host would post. Renewal then calls the
+// app-only tool appruntime_renew_session through the host (tools/call);
+// the bridge helpers of our host do nothing there (app.hostKind says
+// which host the bundle runs under).
+//
 // This file is the SDK's one source: the API serves it as it is, and the
 // npm package @appruntime/sdk (sdk/package.json) publishes it with
 // appruntime.d.ts, which tsc generates from the JSDoc types below
@@ -130,6 +141,12 @@ export const VERSION = "1";
 /** The host's init message, the answer to ready.
  * @typedef {{type: "init", session_token: string, expires_at: string, api_base?: string, params?: Record<string, unknown> | null, schema?: unknown, theme?: Record<string, unknown> | null, runtime?: RuntimeInfo, await_id?: string | null, host_prompts?: string[]}} InitMessage */
 
+/** Which host mounted the bundle: ours (the App Tool bridge) or an MCP Apps host (SEP-1865).
+ * @typedef {"appruntime" | "mcp-apps"} HostKind */
+
+/** A JSON-RPC 2.0 message of the MCP Apps bridge.
+ * @typedef {{jsonrpc: "2.0", id?: number | string, method?: string, params?: any, result?: any, error?: {code: number, message: string}}} JSONRPCMessage */
+
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
 
@@ -197,8 +214,19 @@ const RETRYABLE = new Set([429, 503]);
 const MAX_CITATION_LABEL = 200; // code points (App Tool: open_citation)
 const MAX_RENEW_MARGIN = 60000; // renew a minute before expiry, or at 3/4 of a shorter lifetime
 
-/** Posts {type:"ready"} to the host page and resolves with an AppRuntime once
- * the host answers with its init message. Options: maxRetries,
+/** The MCP Apps protocol version the SDK asks for in ui/initialize. */
+export const MCP_APPS_PROTOCOL_VERSION = "2026-01-26";
+
+/** The app tool result's _meta key holding the session (the init message), and the
+ * app-only tool that renews it, under an MCP Apps host. */
+export const MCP_SESSION_META_KEY = "appruntime/session";
+export const MCP_RENEW_TOOL = "appruntime_renew_session";
+
+/** Posts {type:"ready"} to the host page and, at once, the MCP Apps
+ * ui/initialize request, and resolves with an AppRuntime once the host
+ * answers: our host with its init message; an MCP Apps host with its
+ * initialize result, then the app tool's result carrying the session
+ * (_meta["appruntime/session"]). Options: maxRetries,
  * maxRetryDelay (ms), renewTimeout (ms), initTimeout (ms), host (the window
  * to talk to; the parent frame by default). Ops types the calls: pass the
  * binding's (connect<Ops>() in TypeScript).
@@ -214,21 +242,160 @@ export function connect(options) {
     return Promise.reject(new AppRuntimeError(0, "not mounted by a host page: open the bundle through its artifact"));
   }
   return new Promise((resolve, reject) => {
+    const bridge = new MCPBridge(host);
+    /** @type {string | undefined} */
+    let stepId; // an MCP Apps result that came without a session names its step
     const timer = setTimeout(() => {
-      window.removeEventListener("message", onMessage);
+      done();
       reject(new AppRuntimeError(0, "the host did not answer ready with init"));
     }, opts.initTimeout);
+    function done() {
+      clearTimeout(timer);
+      window.removeEventListener("message", onMessage);
+    }
+    /** @param {unknown} meta */
+    function fromResult(meta) {
+      const m = /** @type {any} */ (meta);
+      if (m && typeof m.session_token === "string" && m.session_token !== "") {
+        done();
+        resolve(new AppRuntime(/** @type {InitMessage} */ (Object.assign({}, m, { type: "init" })), host, opts, bridge));
+        return;
+      }
+      if (m && typeof m.step_id === "string" && !stepId) {
+        // The step was added but its session could not be minted yet (its
+        // producer still runs): ask the server again through the host.
+        stepId = m.step_id;
+        bridge.renew(m.step_id, opts.renewTimeout).then(fromResult, (err) => { done(); reject(err); });
+        return;
+      }
+      done();
+      reject(new AppRuntimeError(401, "the app tool's result carries no session" + (m && m.error ? ": " + m.error : "")));
+    }
     /** @param {MessageEvent} event */
     function onMessage(event) {
       const m = event.data;
-      if (event.source !== host || !m || m.type !== "init") return;
-      clearTimeout(timer);
-      window.removeEventListener("message", onMessage);
-      resolve(new AppRuntime(m, host, opts));
+      if (event.source !== host || !m) return;
+      if (m.type === "init") {
+        done();
+        resolve(new AppRuntime(m, host, opts));
+        return;
+      }
+      if (m.jsonrpc !== "2.0") return;
+      bridge.receive(m);
+      if (m.method === "ui/notifications/tool-result") {
+        const meta = m.params && m.params._meta;
+        fromResult(meta && meta[MCP_SESSION_META_KEY]);
+      }
     }
     window.addEventListener("message", onMessage);
     host.postMessage({ type: "ready" }, "*");
+    bridge.request("ui/initialize", {
+      protocolVersion: MCP_APPS_PROTOCOL_VERSION,
+      appInfo: { name: "appruntime-bundle", version: VERSION },
+      appCapabilities: {},
+    }).then(() => {
+      bridge.notify("ui/notifications/initialized", {});
+      bridge.reportSize();
+    }, () => {}); // our host never answers it; the init message settles the promise
   });
+}
+
+/** The app side of the MCP Apps bridge (SEP-1865) over postMessage:
+ * JSON-RPC requests with their pending answers, notifications, and
+ * answers to the host's own requests. */
+class MCPBridge {
+  /** @type {Window} */
+  #host;
+  #nextId = 1;
+  /** @type {Map<number | string, {resolve: (result: any) => void, reject: (err: Error) => void}>} */
+  #pending = new Map();
+  /** @type {ResizeObserver | null} */
+  #observer = null;
+
+  /** @param {Window} host */
+  constructor(host) {
+    this.#host = host;
+  }
+
+  /**
+   * @param {string} method
+   * @param {unknown} params
+   * @returns {Promise<any>}
+   */
+  request(method, params) {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#host.postMessage({ jsonrpc: "2.0", id: id, method: method, params: params }, "*");
+    });
+  }
+
+  /**
+   * @param {string} method
+   * @param {unknown} params
+   */
+  notify(method, params) {
+    this.#host.postMessage({ jsonrpc: "2.0", method: method, params: params }, "*");
+  }
+
+  /** Settles an answer to one of our requests, and answers the host's
+   * requests (ping, ui/resource-teardown) with an empty result.
+   * @param {JSONRPCMessage} m */
+  receive(m) {
+    if (m.id !== undefined && m.method === undefined) {
+      const p = this.#pending.get(m.id);
+      if (!p) return;
+      this.#pending.delete(m.id);
+      if (m.error) p.reject(new AppRuntimeError(0, "MCP Apps host: " + m.error.message));
+      else p.resolve(m.result);
+      return;
+    }
+    if (m.id !== undefined && m.method !== undefined) {
+      const known = m.method === "ping" || m.method === "ui/resource-teardown";
+      this.#host.postMessage(known ? { jsonrpc: "2.0", id: m.id, result: {} }
+        : { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found: " + m.method } }, "*");
+    }
+  }
+
+  /** Asks the server, through the host, for a fresh session on stepId
+   * (the app-only tool MCP_RENEW_TOOL); resolves with its _meta session.
+   * @param {string} stepId
+   * @param {number} timeout
+   * @returns {Promise<unknown>} */
+  renew(stepId, timeout) {
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    const timedOut = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new AppRuntimeError(401, "the MCP Apps host did not renew the session")), timeout);
+    });
+    const call = this.request("tools/call", { name: MCP_RENEW_TOOL, arguments: { step_id: stepId } }).then((result) => {
+      const meta = result && result._meta && result._meta[MCP_SESSION_META_KEY];
+      if (!result || result.isError || !meta || !meta.session_token) {
+        const text = result && Array.isArray(result.content) && result.content[0] && result.content[0].text;
+        throw new AppRuntimeError(401, "the server could not renew the session" + (text ? ": " + text : ""));
+      }
+      return meta;
+    });
+    return Promise.race([call, timedOut]).finally(() => clearTimeout(timer));
+  }
+
+  /** Tells the host the document's size now and whenever it changes
+   * (ui/notifications/size-changed), so it can size the frame. */
+  reportSize() {
+    const send = () => {
+      const el = document.documentElement;
+      this.notify("ui/notifications/size-changed", { width: Math.ceil(el.scrollWidth), height: Math.ceil(el.scrollHeight) });
+    };
+    send();
+    if (typeof ResizeObserver === "function" && !this.#observer) {
+      this.#observer = new ResizeObserver(send);
+      this.#observer.observe(document.documentElement);
+    }
+  }
+
+  close() {
+    if (this.#observer) this.#observer.disconnect();
+  }
 }
 
 /** One mounted artifact: its init values, its session and the bridge.
@@ -256,15 +423,21 @@ export class AppRuntime {
   /** @type {Map<number, (m: ReasonMessage) => void>} */
   #askingForReason = new Map(); // request_reason id → what settles it
   #reasonID = 0;
+  /** @type {MCPBridge | null} */
+  #bridge; // set under an MCP Apps host
 
   /**
    * @param {InitMessage} init
    * @param {Window} host
    * @param {Settings} opts
+   * @param {MCPBridge} [bridge] the MCP Apps bridge, when an MCP Apps host mounted the bundle
    */
-  constructor(init, host, opts) {
+  constructor(init, host, opts, bridge) {
     this.#host = host;
     this.#opts = opts;
+    this.#bridge = bridge || null;
+    /** Which host mounted the bundle. @type {HostKind} */
+    this.hostKind = bridge ? "mcp-apps" : "appruntime";
     /** The init message as the host sent it. */
     this.init = init;
     /** The step's params. @type {Record<string, unknown>} */
@@ -275,6 +448,12 @@ export class AppRuntime {
     this.theme = init.theme || {};
     /** @type {RuntimeInfo} */
     this.runtime = init.runtime || {};
+    if (bridge) {
+      // An MCP Apps host performs none of our bridge capabilities.
+      this.runtime = Object.assign({}, this.runtime, { host_capabilities: [] });
+    }
+    /** The artifact's step (under an MCP Apps host: the step its tool call added). @type {string | null} */
+    this.stepId = /** @type {any} */ (init).step_id || null;
     /** The step's await, for action(op, payload, {awaitId}); null when the step parks nothing. @type {string | null} */
     this.awaitId = init.await_id || null;
     /** The runtime verbs' base URL. */
@@ -430,6 +609,17 @@ export class AppRuntime {
    * @returns {Promise<Date>} */
   renewSession() {
     if (this.#renewing) return this.#renewing;
+    const bridge = this.#bridge;
+    if (bridge) {
+      if (!this.stepId) return Promise.reject(new AppRuntimeError(401, "the session names no step to renew"));
+      this.#renewing = bridge.renew(this.stepId, this.#opts.renewTimeout).then((meta) => {
+        const m = /** @type {SessionMessage} */ (meta);
+        this.#setSession(/** @type {string} */ (m.session_token), m.expires_at);
+        this.#emit("session", { expires_at: m.expires_at });
+        return this.expiresAt;
+      }).finally(() => { this.#renewing = null; });
+      return this.#renewing;
+    }
     this.#renewing = new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waitingForSession = null;
@@ -455,6 +645,7 @@ export class AppRuntime {
   /** Stops listening to the host and renewing the session. */
   close() {
     clearTimeout(this.#renewTimer);
+    if (this.#bridge) this.#bridge.close();
     window.removeEventListener("message", this.#onMessage);
     this.#listeners.clear();
   }
@@ -482,7 +673,12 @@ export class AppRuntime {
   #receive(event) {
     /** @type {HostMessage} */
     const m = event.data;
-    if (event.source !== this.#host || !m || typeof m.type !== "string") return;
+    if (event.source !== this.#host || !m) return;
+    if (this.#bridge && /** @type {any} */ (m).jsonrpc === "2.0") {
+      this.#bridge.receive(/** @type {any} */ (m));
+      return;
+    }
+    if (typeof m.type !== "string") return;
     if (m.type === "reason") {
       const settle = this.#askingForReason.get(m.id);
       if (settle) settle(m);
@@ -509,6 +705,7 @@ export class AppRuntime {
 
   /** @param {BundleMessage} message */
   #post(message) {
+    if (this.#bridge) return; // an MCP Apps host has none of our bridge messages
     this.#host.postMessage(message, "*");
   }
 

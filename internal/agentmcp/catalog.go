@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolconfig"
@@ -42,15 +44,22 @@ type Tool struct {
 	Kind        string          `json:"kind"`
 	// ConfiguredToolID is the app tool a KindAppTool entry runs.
 	ConfiguredToolID string `json:"configured_tool_id,omitempty"`
+	// ResourceURI is a KindAppTool entry's MCP App (AppResourceURI).
+	ResourceURI string `json:"resource_uri,omitempty"`
+	// AwaitReview is whether calling the app tool parks the task.
+	AwaitReview bool `json:"-"`
 }
 
 // Service lists an agent's tools and serves them over MCP. It is safe for
 // concurrent use.
 type Service struct {
-	calls *agentcall.Service
-	tools *toolconfig.Service
-	tasks *task.Service
-	log   *slog.Logger
+	calls     *agentcall.Service
+	tools     *toolconfig.Service
+	tasks     *task.Service
+	bundles   *bundle.Service
+	artifacts *artifact.Minter
+	apiURL    string
+	log       *slog.Logger
 }
 
 // Options are what a Service is built from.
@@ -61,12 +70,19 @@ type Options struct {
 	Tools *toolconfig.Service
 	// Tasks adds app-tool steps.
 	Tasks *task.Service
-	Log   *slog.Logger
+	// Bundles reads an app tool's bundle for resources/read.
+	Bundles *bundle.Service
+	// Artifacts mints an app-tool step's session.
+	Artifacts *artifact.Minter
+	// PublicAPIURL is Config.PublicAPIURL: the origin a bundle calls.
+	PublicAPIURL string
+	Log          *slog.Logger
 }
 
 // NewService returns a Service.
 func NewService(o Options) *Service {
-	s := &Service{calls: o.Calls, tools: o.Tools, tasks: o.Tasks, log: o.Log}
+	s := &Service{calls: o.Calls, tools: o.Tools, tasks: o.Tasks, bundles: o.Bundles, artifacts: o.Artifacts,
+		apiURL: o.PublicAPIURL, log: o.Log}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -108,7 +124,7 @@ func (s *Service) Tools(ctx context.Context, c task.Caller) ([]Tool, error) {
 		name := appToolName(t.DisplayName, t.ID, taken)
 		taken[name] = true
 		out = append(out, Tool{Name: name, Title: t.DisplayName, Description: appToolDescription(t), InputSchema: in,
-			Kind: KindAppTool, ConfiguredToolID: t.ID})
+			Kind: KindAppTool, ConfiguredToolID: t.ID, ResourceURI: AppResourceURI(t.ID), AwaitReview: t.AwaitReview})
 	}
 	return out, nil
 }

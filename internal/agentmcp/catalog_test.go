@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/bundle"
 )
 
 func TestModelSchemaDropsInjectedKeys(t *testing.T) {
@@ -58,4 +59,32 @@ func TestRenderFormats(t *testing.T) {
 	}
 	_, err := Render(nil, "cohere")
 	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
+}
+
+func TestAppToolsRenderWithTheirResource(t *testing.T) {
+	t.Parallel()
+	tools := []Tool{{Name: "review", Title: "Review", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Kind: KindAppTool, ConfiguredToolID: "0190aaaa-bbbb", ResourceURI: AppResourceURI("0190aaaa-bbbb")}}
+	for format, want := range map[string]string{
+		"":    `{"name":"review","title":"Review","description":"d","input_schema":{"type":"object"},"kind":"app_tool","configured_tool_id":"0190aaaa-bbbb","resource_uri":"ui://appruntime/app-tools/0190aaaa-bbbb"}`,
+		"mcp": `{"name":"review","title":"Review","description":"d","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://appruntime/app-tools/0190aaaa-bbbb","visibility":["model","app"]}}}`,
+	} {
+		out, err := Render(tools, format)
+		require.NoError(t, err, format)
+		got, err := json.Marshal(out[0])
+		require.NoError(t, err)
+		require.JSONEq(t, want, string(got), format)
+	}
+}
+
+func TestAppCSP(t *testing.T) {
+	t.Parallel()
+	got, err := json.Marshal(AppCSP("https://api.example.com/", bundle.Grants{ConnectDomains: []string{"https://data.example.org"},
+		FrameDomains: []string{"https://widgets.example.org"}}))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"connectDomains":["https://api.example.com","https://data.example.org"],
+		"resourceDomains":["https://api.example.com"],"frameDomains":["https://widgets.example.org"]}`, string(got))
+	got, err = json.Marshal(AppCSP("", bundle.Grants{}))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"connectDomains":[],"resourceDomains":[],"frameDomains":[]}`, string(got), "lists are never null")
 }

@@ -10,7 +10,8 @@ import (
 // APIs take.
 const (
 	// FormatNative is our own shape (Tool): the name, title, description,
-	// input_schema, kind and, for an app tool, its configured_tool_id.
+	// input_schema, kind and, for an app tool, its configured_tool_id and
+	// resource_uri.
 	FormatNative = "native"
 	// FormatOpenAI is an entry of OpenAI Chat Completions' tools:
 	// {"type":"function","function":{"name","description","parameters"}}.
@@ -21,7 +22,8 @@ const (
 	// FormatAnthropic is an entry of Anthropic Messages' tools:
 	// {"name","description","input_schema"}.
 	FormatAnthropic = "anthropic"
-	// FormatMCP is an MCP tools/list entry: {"name","title","description","inputSchema"}.
+	// FormatMCP is an MCP tools/list entry: {"name","title","description","inputSchema"},
+	// and an app tool's "_meta" ({"ui": {"resourceUri", "visibility"}}).
 	FormatMCP = "mcp"
 )
 
@@ -48,7 +50,11 @@ func Render(tools []Tool, format string) ([]any, error) {
 		case FormatAnthropic:
 			out = append(out, map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.InputSchema})
 		case FormatMCP:
-			out = append(out, map[string]any{"name": t.Name, "title": t.Title, "description": t.Description, "inputSchema": t.InputSchema})
+			entry := map[string]any{"name": t.Name, "title": t.Title, "description": t.Description, "inputSchema": t.InputSchema}
+			if meta := toolMeta(t); meta != nil {
+				entry["_meta"] = meta
+			}
+			out = append(out, entry)
 		default:
 			out = append(out, t)
 		}

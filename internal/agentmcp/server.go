@@ -37,22 +37,35 @@ const serverVersion = "1"
 // every request here carries an agent token a rebinding page does not
 // have, and the API commonly sits behind a proxy that reaches it on
 // loopback under the public Host.
-func (s *Service) Handler(c task.Caller, tools []Tool) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.server(c, tools) },
+//
+// tokenID is the agent token's id: an app tool's call mints its step's
+// session with it (revoking the token ends the session).
+func (s *Service) Handler(c task.Caller, tokenID string, tools []Tool) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.server(c, tokenID, tools) },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: MaxRequestBytes,
 			DisableLocalhostProtection: true})
 }
 
-// server is an MCP server offering tools, each call run for c.
-func (s *Service) server(c task.Caller, tools []Tool) *mcp.Server {
+// server is an MCP server offering tools, each call run for c, and each
+// app tool's UI resource (an MCP App, SEP-1865), with the app-only tool
+// that renews an app's session.
+func (s *Service) server(c task.Caller, tokenID string, tools []Tool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "appruntime", Title: "appruntime", Version: serverVersion}, &mcp.ServerOptions{
 		Logger: s.log,
 		Instructions: "Each tools/call runs on one of your running tasks, named by the " + TaskHeader +
 			" header (create the task with POST /api/agent/tasks).",
 	})
+	apps := false
 	for _, t := range tools {
-		srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema},
-			s.toolHandler(c, t))
+		srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+			Meta: toolMeta(t)}, s.toolHandler(c, tokenID, t))
+		if t.Kind == KindAppTool {
+			apps = true
+			srv.AddResource(appResource(t), s.readAppResource(c, t))
+		}
+	}
+	if apps {
+		srv.AddTool(renewTool(), s.renewHandler(c, tokenID))
 	}
 	return srv
 }
@@ -60,7 +73,7 @@ func (s *Service) server(c task.Caller, tools []Tool) *mcp.Server {
 // toolHandler runs t for c on the task the request names. Every refusal
 // and failure is a tool result with isError (the model reads it), never a
 // JSON-RPC error.
-func (s *Service) toolHandler(c task.Caller, t Tool) mcp.ToolHandler {
+func (s *Service) toolHandler(c task.Caller, tokenID string, t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var taskID string
 		if req.Extra != nil {
@@ -75,8 +88,7 @@ func (s *Service) toolHandler(c task.Caller, t Tool) mcp.ToolHandler {
 			if err != nil {
 				return s.errorResult(err), nil
 			}
-			text := fmt.Sprintf("The app %q is shown to the user in the task's feed (step %s).", t.Title, step.ID)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: step}, nil
+			return s.appToolResult(ctx, c, tokenID, taskID, t, step), nil
 		}
 		v, err := s.calls.Call(ctx, c, taskID, agentcall.CallInput{Name: t.Name, Input: args})
 		if err != nil {

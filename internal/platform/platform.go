@@ -267,7 +267,8 @@ func (p *Platform) buildAgentTools() error {
 		Components:   agenttool.IntegrationComponents{Integrations: p.Integrations, Box: p.Secrets},
 		AfterRelease: p.nudgeRelay,
 	})
-	p.AgentTools = agentmcp.NewService(agentmcp.Options{Calls: p.AgentCalls, Tools: p.Tools, Tasks: p.Tasks, Log: o.Log})
+	p.AgentTools = agentmcp.NewService(agentmcp.Options{Calls: p.AgentCalls, Tools: p.Tools, Tasks: p.Tasks,
+		Bundles: p.Bundles, Artifacts: p.Artifacts, PublicAPIURL: o.Config.PublicAPIURL, Log: o.Log})
 	p.Replies, err = reply.NewService(reply.Options{Store: o.Store, Blobs: p.Storage,
 		SecretsKey: o.Config.SecretsKey, PublicAPIURL: o.Config.PublicAPIURL})
 	return err

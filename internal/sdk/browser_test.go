@@ -238,9 +238,16 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(logJSON), &hostLog))
 	var bridge []map[string]any
 	var renewAt []time.Time
+	var mcpApps []string
 	for _, m := range hostLog {
 		at := time.UnixMilli(int64(m["at"].(float64)))
 		delete(m, "at")
+		if m["jsonrpc"] == "2.0" {
+			// connect() also asked the MCP Apps handshake, which this host,
+			// like ours, leaves unanswered.
+			mcpApps = append(mcpApps, m["method"].(string))
+			continue
+		}
 		switch m["type"] {
 		case "renew_session":
 			renewAt = append(renewAt, at)
@@ -255,6 +262,7 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 		{"type": "open_citation", "source_page": float64(7)},
 		{"type": "abort_review_task"},
 	}, bridge, "invalid citations and ungranted requests never reach the host")
+	require.Equal(t, []string{"ui/initialize"}, mcpApps, "unanswered, ui/initialize is all of the MCP Apps bridge a host of ours hears")
 	require.Equal(t, "text", results.HostState)
 	require.Equal(t, map[string]any{"text": "ACME Corp", "page": float64(2), "label": "vendor"}, results.Selection)
 	for _, e := range []thrown{results.CitationWithoutTarget, results.CitationLongLabel, results.CitationBadPage} {
