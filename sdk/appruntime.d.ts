@@ -700,9 +700,10 @@ declare class MCPBridge {
     /** Asks the server, through the host, for a fresh session on stepId
      * (the app-only tool MCP_RENEW_TOOL); resolves with its _meta session.
      * @param {string} stepId
+     * @param {string | null} replaces the session it renews (revoked with the mint)
      * @param {number} timeout
      * @returns {Promise<unknown>} */
-    renew(stepId: string, timeout: number): Promise<unknown>;
+    renew(stepId: string, replaces: string | null, timeout: number): Promise<unknown>;
     /** Tells the host the document's size now and whenever it changes
      * (ui/notifications/size-changed), so it can size the frame. */
     reportSize(): void;

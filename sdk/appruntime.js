@@ -265,7 +265,7 @@ export function connect(options) {
         // The step was added but its session could not be minted yet (its
         // producer still runs): ask the server again through the host.
         stepId = m.step_id;
-        bridge.renew(m.step_id, opts.renewTimeout).then(fromResult, (err) => { done(); reject(err); });
+        bridge.renew(m.step_id, null, opts.renewTimeout).then(fromResult, (err) => { done(); reject(err); });
         return;
       }
       done();
@@ -360,15 +360,16 @@ class MCPBridge {
   /** Asks the server, through the host, for a fresh session on stepId
    * (the app-only tool MCP_RENEW_TOOL); resolves with its _meta session.
    * @param {string} stepId
+   * @param {string | null} replaces the session it renews (revoked with the mint)
    * @param {number} timeout
    * @returns {Promise<unknown>} */
-  renew(stepId, timeout) {
+  renew(stepId, replaces, timeout) {
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer;
     const timedOut = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new AppRuntimeError(401, "the MCP Apps host did not renew the session")), timeout);
     });
-    const call = this.request("tools/call", { name: MCP_RENEW_TOOL, arguments: { step_id: stepId } }).then((result) => {
+    const call = this.request("tools/call", { name: MCP_RENEW_TOOL, arguments: replaces ? { step_id: stepId, replaces } : { step_id: stepId } }).then((result) => {
       const meta = result && result._meta && result._meta[MCP_SESSION_META_KEY];
       if (!result || result.isError || !meta || !meta.session_token) {
         const text = result && Array.isArray(result.content) && result.content[0] && result.content[0].text;
@@ -425,6 +426,8 @@ export class AppRuntime {
   #reasonID = 0;
   /** @type {MCPBridge | null} */
   #bridge; // set under an MCP Apps host
+  /** @type {string | null} */
+  #sessionId; // under an MCP Apps host: the session a renewal replaces
 
   /**
    * @param {InitMessage} init
@@ -454,6 +457,7 @@ export class AppRuntime {
     }
     /** The artifact's step (under an MCP Apps host: the step its tool call added). @type {string | null} */
     this.stepId = /** @type {any} */ (init).step_id || null;
+    this.#sessionId = /** @type {any} */ (init).session_id || null;
     /** The step's await, for action(op, payload, {awaitId}); null when the step parks nothing. @type {string | null} */
     this.awaitId = init.await_id || null;
     /** The runtime verbs' base URL. */
@@ -612,8 +616,9 @@ export class AppRuntime {
     const bridge = this.#bridge;
     if (bridge) {
       if (!this.stepId) return Promise.reject(new AppRuntimeError(401, "the session names no step to renew"));
-      this.#renewing = bridge.renew(this.stepId, this.#opts.renewTimeout).then((meta) => {
+      this.#renewing = bridge.renew(this.stepId, this.#sessionId, this.#opts.renewTimeout).then((meta) => {
         const m = /** @type {SessionMessage} */ (meta);
+        this.#sessionId = /** @type {any} */ (meta).session_id || null;
         this.#setSession(/** @type {string} */ (m.session_token), m.expires_at);
         this.#emit("session", { expires_at: m.expires_at });
         return this.expiresAt;

@@ -144,8 +144,8 @@ func AppCSP(publicAPIURL string, approved bundle.Grants) map[string][]string {
 // as the host's mint does, with no reviewer (an agent token has no user:
 // the session's actor is session:<id>) and the agent token as the one that
 // minted it, so revoking the token ends the session.
-func (s *Service) mintForStep(ctx context.Context, c task.Caller, tokenID, taskID, stepID string) (SessionMeta, error) {
-	d, err := s.artifacts.Mint(ctx, artifact.MintRequest{WorkspaceID: c.WorkspaceID, TokenID: tokenID, StepID: stepID, TaskID: taskID})
+func (s *Service) mintForStep(ctx context.Context, c task.Caller, tokenID, taskID, stepID, replaces string) (SessionMeta, error) {
+	d, err := s.artifacts.Mint(ctx, artifact.MintRequest{WorkspaceID: c.WorkspaceID, TokenID: tokenID, StepID: stepID, TaskID: taskID, Replaces: replaces})
 	if err != nil {
 		return SessionMeta{}, err
 	}
@@ -166,7 +166,7 @@ func (s *Service) appToolResult(ctx context.Context, c task.Caller, tokenID, tas
 		text += " The task waits until a reviewer finishes the review in the app; a later event on the task says what was decided."
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: step}
-	sess, err := s.mintForStep(ctx, c, tokenID, taskID, step.ID)
+	sess, err := s.mintForStep(ctx, c, tokenID, taskID, step.ID, "")
 	if err != nil {
 		code, _, msg := apperr.Public(err)
 		if code == apperr.Internal {
@@ -187,17 +187,21 @@ const RenewToolName = "appruntime_renew_session"
 func renewTool() *mcp.Tool {
 	return &mcp.Tool{Name: RenewToolName, Title: "Renew an app's session",
 		Description: "Called by an app tool's app (not by the model): mints a fresh session for the app's step.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"step_id":{"type":"string","format":"uuid"}},"required":["step_id"],"additionalProperties":false}`),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"step_id":{"type":"string","format":"uuid"},"replaces":{"type":"string","format":"uuid"}},"required":["step_id"],"additionalProperties":false}`),
 		Meta:        mcp.Meta{"ui": map[string]any{"visibility": []string{"app"}}}}
 }
 
 // renewHandler mints a fresh session for an app-tool step of one of the
 // caller's agent's tasks (another agent's or workspace's step is the same
-// not_found), returned in _meta as the app tool's call returns it.
+// not_found), returned in _meta as the app tool's call returns it. The
+// session the app names in replaces (its own, minted with the same token)
+// is revoked in the same transaction, so a renewal never counts against the
+// task's live sessions and never ends a reviewer's.
 func (s *Service) renewHandler(c task.Caller, tokenID string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in struct {
-			StepID string `json:"step_id"`
+			StepID   string `json:"step_id"`
+			Replaces string `json:"replaces"`
 		}
 		if err := json.Unmarshal(rawArguments(req), &in); err != nil || !models.IsID(in.StepID) {
 			return s.errorResult(apperr.Invalidf("step_id must be an app-tool step's id")), nil
@@ -209,7 +213,7 @@ func (s *Service) renewHandler(c task.Caller, tokenID string) mcp.ToolHandler {
 		if _, err := s.tasks.Get(ctx, c, d.TaskID); err != nil {
 			return s.errorResult(apperr.NotFoundf("app-tool step %s not found", in.StepID)), nil
 		}
-		sess, err := s.mintForStep(ctx, c, tokenID, d.TaskID, in.StepID)
+		sess, err := s.mintForStep(ctx, c, tokenID, d.TaskID, in.StepID, in.Replaces)
 		if err != nil {
 			return s.errorResult(err), nil
 		}

@@ -173,7 +173,8 @@ type MintInput struct {
 	// console admin mints): revoking that token ends the session.
 	TokenID string
 	// Replaces is a live session of the same user on the same step that this
-	// mint renews (the SDK's renew_session): it is revoked in the same
+	// mint renews (the SDK's renew_session; for a session with no user, one
+	// minted with the same TokenID): it is revoked in the same
 	// transaction instead of counting against MaxLiveSessionsPerTask, so a
 	// renewal never ends another reviewer's session. Empty, or not such a
 	// session, replaces nothing.
@@ -280,11 +281,17 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 	return signed, c, nil
 }
 
-// replaces reports whether r is the session in renews: the same user's on
-// the same step.
+// replaces reports whether r is the session in renews: on the same step,
+// the same user's, or, for a session with no user (an MCP app's, minted
+// with an agent token), one minted with the same token.
 func (in MintInput) replaces(r models.AppSession) bool {
-	return in.Replaces != "" && r.ID == in.Replaces && r.StepID == in.StepID &&
-		in.UserID != "" && r.UserID != nil && *r.UserID == in.UserID
+	if in.Replaces == "" || r.ID != in.Replaces || r.StepID != in.StepID {
+		return false
+	}
+	if in.UserID != "" {
+		return r.UserID != nil && *r.UserID == in.UserID
+	}
+	return r.UserID == nil && in.TokenID != "" && r.TokenID != nil && *r.TokenID == in.TokenID
 }
 
 func (in MintInput) validate() error {

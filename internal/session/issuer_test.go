@@ -551,3 +551,50 @@ func TestTheIssuersTTL(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestAnAppsRenewalReplacesItsOwnTokensSession: a session with no user (an
+// MCP app's, minted with the agent's token) is renewed by a mint with the
+// same token naming it: it is revoked, and a reviewer's live session on
+// the task stays (a plain mint would have ended the oldest, the
+// reviewer's). The same Replaces with another token replaces nothing.
+func TestAnAppsRenewalReplacesItsOwnTokensSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	iss := e.issuer(t, newKey)
+	ctx := context.Background()
+	tokenOf := func(scope string) string {
+		t.Helper()
+		var ids []string
+		require.NoError(t, e.st.DB.Model(&models.APIToken{}).Where("workspace_id = ? AND scope = ?", e.tenant.Workspace.ID, scope).Pluck("id", &ids).Error)
+		require.NotEmpty(t, ids, scope)
+		return ids[0]
+	}
+	agentToken, hostToken := tokenOf(models.ScopeAgent), tokenOf(models.ScopeHost)
+
+	reviewerToken, _, err := iss.Mint(ctx, e.input)
+	require.NoError(t, err)
+	app := e.input
+	app.UserID, app.TokenID = "", agentToken
+	appToken, first, err := iss.Mint(ctx, app)
+	require.NoError(t, err)
+
+	renew := app
+	renew.Replaces = first.SessionID
+	renewedToken, renewed, err := iss.Mint(ctx, renew)
+	require.NoError(t, err)
+	_, err = iss.Verify(ctx, appToken)
+	requireRefused(t, err, "session token revoked")
+	for _, tok := range []string{reviewerToken, renewedToken} {
+		_, err := iss.Verify(ctx, tok)
+		require.NoError(t, err, "the reviewer's session and the renewal stay live")
+	}
+
+	other := app
+	other.TokenID, other.Replaces = hostToken, renewed.SessionID
+	_, _, err = iss.Mint(ctx, other)
+	require.NoError(t, err)
+	_, err = iss.Verify(ctx, reviewerToken)
+	requireRefused(t, err, "session token revoked")
+	_, err = iss.Verify(ctx, renewedToken)
+	require.NoError(t, err, "another token's mint replaced nothing: the oldest (the reviewer's) went by the two-live rule")
+}
