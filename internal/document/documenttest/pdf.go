@@ -13,6 +13,19 @@ import (
 // page shows its lines (split on "\n") in Helvetica, top to bottom, and a
 // blank line starts a new paragraph (a larger gap). Text is Latin-1.
 func PDF(pages ...string) []byte {
+	contents := make([]string, len(pages))
+	for i, text := range pages {
+		contents[i] = pageContent(text)
+	}
+	return pdfOf(contents)
+}
+
+// PDFWithContent returns a one-page PDF whose page's content stream is
+// content, uncompressed, with Helvetica as /F1.
+func PDFWithContent(content string) []byte { return pdfOf([]string{content}) }
+
+// pdfOf writes a PDF with one page per content stream.
+func pdfOf(pages []string) []byte {
 	var b bytes.Buffer
 	var offsets []int
 	obj := func(body string) {
@@ -27,9 +40,8 @@ func PDF(pages ...string) []byte {
 	obj("<< /Type /Catalog /Pages 2 0 R >>")
 	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages)))
 	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	for i, text := range pages {
+	for i, content := range pages {
 		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		content := pageContent(text)
 		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
 	}
 	xref := b.Len()
