@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,20 +13,9 @@ import (
 
 // OCRLanguages are the languages tesseract reads scanned pages in, as its
 // -l option takes them ("eng", "eng+deu"); each needs its Debian package
-// (tesseract-ocr-eng, …). The platform sets it from OCR_LANGUAGES.
+// (tesseract-ocr-eng, …). The platform sets it from OCR_LANGUAGES, which
+// internal/config validates.
 var OCRLanguages = "eng"
-
-// ocrLanguagesPattern is what OCR_LANGUAGES may hold: tesseract's language
-// names joined by "+".
-var ocrLanguagesPattern = regexp.MustCompile(`^[a-z][a-z_]{1,30}(\+[a-z][a-z_]{1,30})*$`)
-
-// CheckOCRLanguages validates an OCR_LANGUAGES value.
-func CheckOCRLanguages(langs string) error {
-	if !ocrLanguagesPattern.MatchString(langs) {
-		return fmt.Errorf("OCR languages are tesseract's names joined by +, like eng or eng+deu; got %q", langs)
-	}
-	return nil
-}
 
 // MaxOCRWords caps the word boxes kept for one page.
 const MaxOCRWords = 20_000

@@ -131,13 +131,3 @@ func TestScannedPageIsOCRd(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, text.OCR)
 }
-
-func TestCheckOCRLanguages(t *testing.T) {
-	t.Parallel()
-	for _, ok := range []string{"eng", "eng+deu", "chi_sim"} {
-		require.NoError(t, document.CheckOCRLanguages(ok))
-	}
-	for _, bad := range []string{"", "eng;rm", "-l", "eng+", "../x"} {
-		require.Error(t, document.CheckOCRLanguages(bad), bad)
-	}
-}
