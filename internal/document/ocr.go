@@ -7,15 +7,35 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 )
 
-// OCRLanguages are the languages tesseract reads scanned pages in, as its
+// ocrLanguages are the languages tesseract reads scanned pages in, as its
 // -l option takes them ("eng", "eng+deu"); each needs its Debian package
-// (tesseract-ocr-eng, …). The platform sets it from OCR_LANGUAGES, which
-// internal/config validates.
-var OCRLanguages = "eng"
+// (tesseract-ocr-eng, …). Unset, it is DefaultOCRLanguages.
+var ocrLanguages atomic.Pointer[string]
+
+// DefaultOCRLanguages is OCR_LANGUAGES' default.
+const DefaultOCRLanguages = "eng"
+
+// SetOCRLanguages sets the languages of OCR for the process; the platform
+// sets them from OCR_LANGUAGES, which internal/config validates. Empty
+// restores DefaultOCRLanguages.
+func SetOCRLanguages(langs string) {
+	if langs == "" {
+		langs = DefaultOCRLanguages
+	}
+	ocrLanguages.Store(&langs)
+}
+
+func languages() string {
+	if l := ocrLanguages.Load(); l != nil {
+		return *l
+	}
+	return DefaultOCRLanguages
+}
 
 // MaxOCRWords caps the word boxes kept for one page.
 const MaxOCRWords = 20_000
@@ -55,12 +75,12 @@ func isNotImplemented(err error) bool {
 }
 
 // OCR reads the text of an image (PNG, JPEG, TIFF) with tesseract in
-// OCRLanguages, in the sandbox and under MaxOCRWork, and returns its text
+// the languages of SetOCRLanguages, in the sandbox and under MaxOCRWork, and returns its text
 // (words by spaces, lines by "\n", paragraphs by a blank line) with each
 // word's box. what names the work in errors.
 func OCR(ctx context.Context, img []byte, what string) (Text, error) {
 	tsv, err := runTool(ctx, what, MaxOCRWork, img, "tesseract-ocr",
-		"tesseract", "stdin", "stdout", "-l", OCRLanguages, "--psm", "3", "tsv")
+		"tesseract", "stdin", "stdout", "-l", languages(), "--psm", "3", "tsv")
 	if err != nil {
 		return Text{}, err
 	}

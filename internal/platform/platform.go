@@ -386,7 +386,7 @@ func (p *Platform) buildFiles() error {
 	if o.Config.Tools.TranslateURL != "" {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
-	document.OCRLanguages = o.Config.Tools.OCRLanguages
+	document.SetOCRLanguages(o.Config.Tools.OCRLanguages)
 	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage})
 	return nil
 }
