@@ -64,23 +64,11 @@ func ScannedPDF(lines ...string) []byte {
 	// The page is the image at 300 dpi.
 	pw, ph := float64(w)*72/300, float64(h)*72/300
 	contents := fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q", pw, ph)
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-	obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>", pw, ph))
-	obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", w, h, z.Len(), z.Bytes()))
-	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(contents), contents))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
+	return assemble([]string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>", pw, ph),
+		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", w, h, z.Len(), z.Bytes()),
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(contents), contents),
+	})
 }
