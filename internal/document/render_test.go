@@ -73,8 +73,11 @@ func TestRenderPageSizes(t *testing.T) {
 // TestRenderPageOfAHostilePDFIsBounded: a page whose drawing never ends
 // within MaxRenderWork (a million overlapping filled paths) is an
 // over_budget error, and the renderer is gone when it returns.
+//
+// Not parallel: it keeps a core busy for MaxRenderWork, which would eat
+// into the wall-time budgets (MaxWork) the other tests of the package
+// measure; sequential tests run before the parallel ones start.
 func TestRenderPageOfAHostilePDFIsBounded(t *testing.T) {
-	t.Parallel()
 	needTool(t, "pdftoppm", "poppler-utils")
 	var ops strings.Builder
 	for i := range 400_000 {
@@ -93,8 +96,8 @@ func TestRenderPageOfAHostilePDFIsBounded(t *testing.T) {
 // TestScannedPageIsOCRd: a page that is only an image of text, which the
 // test draws, has its text read by OCR, with word boxes, and the result
 // says so; so does an image upload.
+// Not parallel, like TestRenderPageOfAHostilePDFIsBounded: OCR is CPU-bound.
 func TestScannedPageIsOCRd(t *testing.T) {
-	t.Parallel()
 	needTool(t, "pdftoppm", "poppler-utils")
 	needTool(t, "tesseract", "tesseract-ocr")
 	ctx := context.Background()
