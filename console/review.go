@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/claim"
+	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/reply"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/task"
@@ -35,6 +37,7 @@ func (s *server) reviewRoutes(app *fiber.App) {
 	g.Post("/tasks/:id/abort", s.abortReview)
 	g.Post("/tasks/:id/translation", s.reviewTranslation)
 	g.Get("/tasks/:id/assets/:asset", s.showReviewAsset)
+	g.Get("/tasks/:id/files/:file/pages/:page", s.showReviewPageImage)
 	g.Post("/tasks/:id/messages", s.sendReviewMessage)
 }
 
@@ -97,15 +100,22 @@ func heldClaimsOf(err error) ([]claim.HeldClaim, bool) {
 	return held, ok && d["code"] == claim.ClaimLimitReached
 }
 
-// viewerPage is one page of a document as the viewer shows it.
+// viewerPage is one page of a document as the viewer shows it: its image
+// (documents with page images) with its text on top, as OCR's words at
+// their boxes on a page without a text layer.
 type viewerPage struct {
 	Number int
 	Text   string
+	OCR    bool
+	Words  []document.Word
 }
 
-// viewerDocument is one file of the task in the viewer.
+// viewerDocument is one file of the task in the viewer. Images is the URL
+// of its pages' images (add the page number and ?size=thumb or page);
+// empty for a document without them (text, sheets).
 type viewerDocument struct {
 	ID, Name, URL string
+	Images        string
 	Pages         []viewerPage
 	More          int // pages past maxViewerPages, not shown
 }
@@ -185,13 +195,16 @@ func (s *server) viewerDocuments(c *fiber.Ctx, taskID string) ([]viewerDocument,
 	docs := make([]viewerDocument, 0, len(list.Files))
 	for _, f := range list.Files {
 		doc := viewerDocument{ID: f.FileID, Name: f.Name, URL: f.URL, More: max(f.Pages-maxViewerPages, 0)}
+		if f.ContentType == document.TypePDF || document.IsImage(f.ContentType) {
+			doc.Images = reviewPath + "/tasks/" + taskID + "/files/" + f.FileID + "/pages/"
+		}
 		for n := 1; n <= min(f.Pages, maxViewerPages); n++ {
 			page := n
 			pv, err := s.Capabilities.FilePreview(c.UserContext(), taskID, capability.PreviewParams{FileID: f.FileID, Page: &page})
 			if err != nil {
 				return nil, err
 			}
-			doc.Pages = append(doc.Pages, viewerPage{Number: n, Text: pv.Text})
+			doc.Pages = append(doc.Pages, viewerPage{Number: n, Text: pv.Text, OCR: pv.OCR, Words: pv.Words})
 		}
 		docs = append(docs, doc)
 	}
@@ -297,6 +310,36 @@ func reviewCSP(bundleOrigin string) string {
 		frame = bundleOrigin + " 'self'"
 	}
 	return strings.Replace(pageCSP, "frame-src 'none'", "frame-src "+frame, 1)
+}
+
+// showReviewPageImage answers GET /review/tasks/:id/files/:file/pages/:page
+// ?size=thumb|page for the reviewer holding the task (or an admin): the
+// page's PNG (capability.PageImage: rendered on the first request, then
+// from the blob store). A file's bytes never change under its id, so the
+// browser may keep the image.
+func (s *server) showReviewPageImage(c *fiber.Ctx) error {
+	d, err := s.reviewTask(c)
+	if err != nil {
+		return err
+	}
+	if s.Capabilities == nil {
+		return apperr.New(apperr.NotImplemented, "this console does not read task files")
+	}
+	size, ok := document.Sizes[c.Query("size", "page")]
+	if !ok {
+		return apperr.Invalidf("size must be thumb or page, got %q", c.Query("size"))
+	}
+	page, err := strconv.Atoi(c.Params("page"))
+	if err != nil {
+		return apperr.Invalidf("the page must be a page number, got %q", c.Params("page"))
+	}
+	img, err := s.Capabilities.PageImage(c.UserContext(), d.ID, c.Params("file"), page, size)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "image/png")
+	c.Set(fiber.HeaderCacheControl, "private, max-age=86400, immutable")
+	return c.Send(img)
 }
 
 // showReviewAsset answers GET /review/tasks/:id/assets/:asset for the

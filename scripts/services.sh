@@ -124,6 +124,11 @@ command -v redis-sentinel >/dev/null 2>&1 || apt_install redis-sentinel
 # python_code_tool runs scripts under bubblewrap (internal/tool/python).
 command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
 
+# The reviewer's viewer renders PDF pages with poppler's pdftoppm and OCRs
+# scanned pages with tesseract, both under bubblewrap (internal/document).
+command -v pdftoppm >/dev/null 2>&1 || apt_install poppler-utils
+command -v tesseract >/dev/null 2>&1 || apt_install tesseract-ocr tesseract-ocr-eng
+
 # scripts/openapi-check lints the OpenAPI document and builds its clients
 # with tools from npm (Redocly CLI, openapi-typescript, TypeScript).
 command -v npm >/dev/null 2>&1 || apt_install nodejs npm

@@ -51,7 +51,7 @@ export const VERSION: "1";
 /** The capabilities /capability serves, with their payloads and results.
  * @typedef {{
  *   list_files: {payload: Record<string, never>, result: {files: FileInfo[]}},
- *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean}},
+ *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean, ocr: boolean, words?: (PageBox & {text: string})[]}},
  *   split_document: {payload: {file_id: string, ranges: {from: number, to: number}[]}, result: {files: (FileInfo & {from: number, to: number})[]}},
  *   get_translation: {payload: {file_id: string, page?: number, target_language: string, granularity?: "page" | "paragraph" | "sentence"}, result: {file_id: string, page: number, target_language: string, granularity: string, segments: {text: string, translated: string}[]}},
  * }} Capabilities */
@@ -99,8 +99,11 @@ export const VERSION: "1";
  * @typedef {{jsonrpc: "2.0", id?: number | string, method?: string, params?: any, result?: any, error?: {code: number, message: string}}} JSONRPCMessage */
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
-/** The reviewer's text selection, reported by the host (document_selection).
- * @typedef {{type: "document_selection", text: string, page: number, label?: string}} DocumentSelectionMessage */
+/** A box on a page, as fractions of its width and height from its top left.
+ * @typedef {{x: number, y: number, w: number, h: number}} PageBox */
+/** The reviewer's text selection, reported by the host (document_selection);
+ * box is where it lies on the page's image, when selected there.
+ * @typedef {{type: "document_selection", text: string, page: number, label?: string, box?: PageBox}} DocumentSelectionMessage */
 /** The selection level the host really captures at.
  * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */
 /** The host's answer to request_reason: the reason the reviewer typed, or cancelled.
@@ -382,6 +385,10 @@ export type Capabilities = {
             page: number;
             text: string;
             truncated: boolean;
+            ocr: boolean;
+            words?: (PageBox & {
+                text: string;
+            })[];
         };
     };
     split_document: {
@@ -580,13 +587,24 @@ export type SessionMessage = {
     error?: string;
 };
 /**
- * The reviewer's text selection, reported by the host (document_selection).
+ * A box on a page, as fractions of its width and height from its top left.
+ */
+export type PageBox = {
+    x: number;
+    y: number;
+    w: number;
+    h: number;
+};
+/**
+ * The reviewer's text selection, reported by the host (document_selection);
+ * box is where it lies on the page's image, when selected there.
  */
 export type DocumentSelectionMessage = {
     type: "document_selection";
     text: string;
     page: number;
     label?: string;
+    box?: PageBox;
 };
 /**
  * The selection level the host really captures at.

@@ -86,7 +86,7 @@ export const VERSION = "1";
 /** The capabilities /capability serves, with their payloads and results.
  * @typedef {{
  *   list_files: {payload: Record<string, never>, result: {files: FileInfo[]}},
- *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean}},
+ *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean, ocr: boolean, words?: (PageBox & {text: string})[]}},
  *   split_document: {payload: {file_id: string, ranges: {from: number, to: number}[]}, result: {files: (FileInfo & {from: number, to: number})[]}},
  *   get_translation: {payload: {file_id: string, page?: number, target_language: string, granularity?: "page" | "paragraph" | "sentence"}, result: {file_id: string, page: number, target_language: string, granularity: string, segments: {text: string, translated: string}[]}},
  * }} Capabilities */
@@ -150,8 +150,12 @@ export const VERSION = "1";
 /** The host's answer to renew_session (or a session it pushes): a fresh token, or an error.
  * @typedef {{type: "session", session_token?: string, expires_at?: string, error?: string}} SessionMessage */
 
-/** The reviewer's text selection, reported by the host (document_selection).
- * @typedef {{type: "document_selection", text: string, page: number, label?: string}} DocumentSelectionMessage */
+/** A box on a page, as fractions of its width and height from its top left.
+ * @typedef {{x: number, y: number, w: number, h: number}} PageBox */
+
+/** The reviewer's text selection, reported by the host (document_selection);
+ * box is where it lies on the page's image, when selected there.
+ * @typedef {{type: "document_selection", text: string, page: number, label?: string, box?: PageBox}} DocumentSelectionMessage */
 
 /** The selection level the host really captures at.
  * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */

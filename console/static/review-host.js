@@ -367,6 +367,18 @@
     var doc = page.closest(".document");
     openDocument = doc;
     var message = { type: "document_selection", text: text, page: Number(page.getAttribute("data-page")) };
+    // On a page image, the box of the selection: fractions of the page's
+    // width and height from its top left (as OCR's word boxes).
+    var canvas = page.querySelector(".page-canvas");
+    if (canvas && canvas.contains(node) && sel.rangeCount) {
+      var r = sel.getRangeAt(0).getBoundingClientRect();
+      var c = canvas.getBoundingClientRect();
+      if (r.width > 0 && c.width > 0 && c.height > 0) {
+        var round = function (v) { return Math.round(Math.max(0, Math.min(1, v)) * 10000) / 10000; };
+        message.box = { x: round((r.left - c.left) / c.width), y: round((r.top - c.top) / c.height),
+          w: round(r.width / c.width), h: round(r.height / c.height) };
+      }
+    }
     if (doc) {
       message.label = doc.getAttribute("data-file-name");
     }

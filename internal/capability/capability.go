@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/strictjson"
 	"github.com/appruntime/appruntime/internal/tool/translate"
@@ -39,6 +40,8 @@ type Service struct {
 	redis      *redis.Client
 	keyPrefix  string
 	previews   singleflight.Group
+	blobs      storage.Store
+	images     singleflight.Group
 }
 
 // Options configure a Service.
@@ -58,6 +61,9 @@ type Options struct {
 	// not shared with a concurrent one.
 	Redis     *redis.Client
 	KeyPrefix string
+	// Blobs keeps the page images PageImage renders; nil renders them on
+	// every call not shared with a concurrent one.
+	Blobs storage.Store
 }
 
 // DefaultPoll is how often a get_translation waiting for a translation
@@ -66,7 +72,7 @@ const DefaultPoll = 100 * time.Millisecond
 
 // New returns a Service.
 func New(o Options) *Service {
-	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix}
+	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix, blobs: o.Blobs}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -181,11 +187,16 @@ type PreviewParams struct {
 
 // Preview is file_preview's result: the file, the page asked for and its
 // text (document.PageText), and a managed-storage URL of the whole file.
+// OCR says the page had no text layer and its text was read by OCR; Words
+// are then OCR's words with their boxes (fractions of the page), which the
+// viewer lays over the page's image.
 type Preview struct {
 	File
-	Page      int    `json:"page"`
-	Text      string `json:"text"`
-	Truncated bool   `json:"truncated"`
+	Page      int             `json:"page"`
+	Text      string          `json:"text"`
+	Truncated bool            `json:"truncated"`
+	OCR       bool            `json:"ocr"`
+	Words     []document.Word `json:"words,omitempty"`
 }
 
 // FilePreview is file_preview.
@@ -208,7 +219,7 @@ func (s *Service) FilePreview(ctx context.Context, taskID string, p PreviewParam
 	if err != nil {
 		return Preview{}, err
 	}
-	return Preview{File: s.describe(f), Page: page, Text: text.Text, Truncated: text.Truncated}, nil
+	return Preview{File: s.describe(f), Page: page, Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words}, nil
 }
 
 func requireFileID(id string) error {

@@ -23,23 +23,26 @@ const (
 	PreviewCacheTTL = time.Hour
 	// PreviewDeadline bounds one computation of a page's text, whoever
 	// waits for it: past it the computation stops (document.MaxWork is
-	// the budget's own, shorter bound).
-	PreviewDeadline = 15 * time.Second
+	// the budget's own, shorter bound). A scanned page is rendered and
+	// OCR'd within it (document.MaxRenderWork, document.MaxOCRWork).
+	PreviewDeadline = document.MaxWork + document.MaxRenderWork + document.MaxOCRWork
 )
 
 // cachedPage is a page's text or the refusal of reading it, as cached.
 type cachedPage struct {
-	Text      string      `json:"text,omitempty"`
-	Truncated bool        `json:"truncated,omitempty"`
-	Code      apperr.Code `json:"code,omitempty"`
-	Message   string      `json:"message,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	Truncated bool            `json:"truncated,omitempty"`
+	OCR       bool            `json:"ocr,omitempty"`
+	Words     []document.Word `json:"words,omitempty"`
+	Code      apperr.Code     `json:"code,omitempty"`
+	Message   string          `json:"message,omitempty"`
 }
 
 func (c cachedPage) result() (document.Text, error) {
 	if c.Code != "" {
 		return document.Text{}, apperr.New(c.Code, "%s", c.Message)
 	}
-	return document.Text{Text: c.Text, Truncated: c.Truncated}, nil
+	return document.Text{Text: c.Text, Truncated: c.Truncated, OCR: c.OCR, Words: c.Words}, nil
 }
 
 // pageText returns the text of page of f, from the cache, from a
@@ -94,7 +97,7 @@ func (s *Service) computePage(ctx context.Context, f models.File, page int) (cac
 	var e *apperr.Error
 	switch {
 	case err == nil:
-		return cachedPage{Text: text.Text, Truncated: text.Truncated}, nil
+		return cachedPage{Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words}, nil
 	case errors.As(err, &e) && (e.Code == apperr.OverBudget || e.Code == apperr.Invalid || e.Code == apperr.UnsupportedMedia):
 		return cachedPage{Code: e.Code, Message: e.Message}, nil
 	}

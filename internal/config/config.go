@@ -175,6 +175,8 @@ type Tools struct {
 	CSVMaxFileBytes int64 // CSV_MAX_FILE_MB: largest CSV indexed
 	CSVCacheBytes   int64 // CSV_CACHE_MB: memory for parsed and indexed CSV files
 
+	OCRLanguages string // OCR_LANGUAGES: tesseract's languages for scanned pages, "eng+deu"
+
 	SQLStatementTimeout time.Duration // SQL_STATEMENT_TIMEOUT
 	SQLLockTimeout      time.Duration // SQL_LOCK_TIMEOUT
 	SQLMaxConns         int           // SQL_MAX_CONNS: pool size per integration
@@ -445,6 +447,7 @@ func (r *reader) tools(c *Config, role Role) Tools {
 		PythonAllowNoCgroup:    r.boolOr("PYTHON_ALLOW_NO_CGROUP", role == RoleDev),
 		CSVMaxFileBytes:        int64(r.int("CSV_MAX_FILE_MB", 64, 1, 1<<12)) * mib,
 		CSVCacheBytes:          int64(r.int("CSV_CACHE_MB", 256, 1, 1<<16)) * mib,
+		OCRLanguages:           r.str("OCR_LANGUAGES", "eng"),
 		SQLStatementTimeout:    r.durationIn("SQL_STATEMENT_TIMEOUT", 30*time.Second, 100*time.Millisecond, MaxSQLStatementTimeout),
 		SQLLockTimeout:         r.durationIn("SQL_LOCK_TIMEOUT", 5*time.Second, 10*time.Millisecond, MaxSQLStatementTimeout),
 		SQLMaxConns:            r.int("SQL_MAX_CONNS", 4, 1, 100),
@@ -460,11 +463,18 @@ func (r *reader) tools(c *Config, role Role) Tools {
 	if !strings.HasPrefix(t.PythonBin, "/") {
 		r.fail("PYTHON_BIN", fmt.Sprintf("want an absolute path such as /usr/bin/python3, got %q", t.PythonBin))
 	}
+	if !ocrLanguages.MatchString(t.OCRLanguages) {
+		r.fail("OCR_LANGUAGES", fmt.Sprintf("want tesseract's language names joined by +, such as eng or eng+deu, got %q", t.OCRLanguages))
+	}
 	if t.SQLLockTimeout > t.SQLStatementTimeout {
 		r.fail("SQL_LOCK_TIMEOUT", fmt.Sprintf("%s is longer than SQL_STATEMENT_TIMEOUT (%s), which would end the wait first", t.SQLLockTimeout, t.SQLStatementTimeout))
 	}
 	return t
 }
+
+// ocrLanguages is what OCR_LANGUAGES may hold: tesseract's language names
+// (each a Debian package tesseract-ocr-NAME) joined by "+".
+var ocrLanguages = regexp.MustCompile(`^[a-z][a-z_]{1,30}(\+[a-z][a-z_]{1,30})*$`)
 
 // Dialect names a SQL database family.
 type Dialect string

@@ -324,7 +324,7 @@ func TestToolSettings(t *testing.T) {
 	require.Equal(t, config.Tools{
 		PythonBin: "/usr/bin/python3", PythonBwrap: "bwrap", PythonCPUTime: time.Minute,
 		PythonMemoryBytes: 512 << 20, PythonFileBytes: 64 << 20, PythonMaxProcesses: 32,
-		CSVMaxFileBytes: 64 << 20, CSVCacheBytes: 256 << 20,
+		CSVMaxFileBytes: 64 << 20, CSVCacheBytes: 256 << 20, OCRLanguages: "eng",
 		SQLStatementTimeout: 30 * time.Second, SQLLockTimeout: 5 * time.Second, SQLMaxConns: 4,
 		ExtractionModel: "gpt-4o-mini",
 	}, c.Tools, "the defaults: no translation engine, no extraction model")
@@ -356,6 +356,15 @@ func TestToolSettings(t *testing.T) {
 	require.ErrorContains(t, err, "PYTHON_CGROUP")
 	delete(e, "PYTHON_CGROUP")
 	delete(e, "PYTHON_ALLOW_NO_CGROUP")
+	require.Equal(t, "eng", c2.Tools.OCRLanguages)
+	e["OCR_LANGUAGES"] = "eng+deu"
+	c2, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, "eng+deu", c2.Tools.OCRLanguages)
+	e["OCR_LANGUAGES"] = "eng;rm -rf"
+	_, err = config.Load(config.RoleWorker, env(e))
+	require.ErrorContains(t, err, "OCR_LANGUAGES")
+	delete(e, "OCR_LANGUAGES")
 	c2, err = config.Load(config.RoleDev, env(map[string]string{}))
 	require.NoError(t, err)
 	require.True(t, c2.Tools.PythonAllowNoCgroup, "dev runs scripts without a memory cgroup where none works")

@@ -18,8 +18,14 @@
 // plain-text output runs words of one text object together. Pure Go rather
 // than poppler's pdftotext: no subprocess to sandbox, bound and install on
 // every worker, and the same behaviour in dev and in production. Its
-// limits: text drawn inside form XObjects and text in images (scans) is
-// not read; a scan's pages have no text until OCR exists.
+// limits: text drawn inside form XObjects and text in images is not read
+// from the text layer.
+//
+// Pages are rendered to images (RenderPage, render.go) by poppler's
+// pdftoppm, and pages without a text layer (scans, image uploads) are
+// OCR'd by tesseract (ocr.go), both as subprocesses in a bubblewrap
+// sandbox under rlimits and a wall time (sandbox.go); docs/architecture.md
+// (decision 15) says why not go-pdfium's WebAssembly build.
 //
 // Work is bounded by budgets (budget.go), whatever a document's size on
 // disk: the decoded bytes of streams read for one page's text

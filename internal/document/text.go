@@ -46,13 +46,34 @@ type Text struct {
 	// Truncated says the page held more than MaxPageTextBytes of text and
 	// Text is its beginning.
 	Truncated bool
+	// OCR says the text was read from the page's image by OCR: the page
+	// (a scan, an image) has no text layer.
+	OCR bool
+	// Words are the words OCR read with their boxes (only when OCR).
+	Words []Word
 }
 
 // PageText reads the text of page (1-based) of a document of contentType:
-// a PDF page's text, the whole text of a text file (page 1), nothing for an
-// image (page 1), a sheet as CSV for a spreadsheet. A page out of range is
-// an invalid error; ctx stops the reading of a PDF page (a timeout error).
+// a PDF page's text, the whole text of a text file (page 1), a sheet as CSV
+// for a spreadsheet. A PDF page without a text layer (a scan) and an image
+// (page 1) are OCR'd (ocr.go), the result saying so; on a worker without
+// tesseract they have no text. A page out of range is an invalid error;
+// ctx stops the reading of a PDF page (a timeout error).
 func PageText(ctx context.Context, data []byte, contentType string, page int) (Text, error) {
+	text, err := layerText(ctx, data, contentType, page)
+	if err != nil || strings.TrimSpace(text.Text) != "" || (contentType != TypePDF && !IsImage(contentType)) {
+		return text, err
+	}
+	ocr, ok, err := ocrPage(ctx, data, contentType, page)
+	if err != nil || !ok {
+		return text, err
+	}
+	return ocr, nil
+}
+
+// layerText reads the text a document holds as text: a PDF page's text
+// layer, a text file, a sheet; an image has none.
+func layerText(ctx context.Context, data []byte, contentType string, page int) (Text, error) {
 	if err := ctx.Err(); err != nil {
 		return Text{}, apperr.Wrap(err, apperr.Timeout, "reading the page's text was stopped")
 	}
@@ -66,7 +87,7 @@ func PageText(ctx context.Context, data []byte, contentType string, page int) (T
 			return Text{}, pageOutOfRange(page, 1)
 		}
 		if IsImage(contentType) {
-			return Text{}, nil // no OCR: an image has no text to show
+			return Text{}, nil // an image holds no text: PageText OCRs it
 		}
 		// Only the part that can show is copied: a text file may be
 		// MaxFileBytes.

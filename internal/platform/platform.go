@@ -31,6 +31,7 @@ import (
 	"github.com/appruntime/appruntime/internal/conncheck"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/integration"
@@ -386,7 +387,8 @@ func (p *Platform) buildFiles() error {
 	if o.Config.Tools.TranslateURL != "" {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
-	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix})
+	document.SetOCRLanguages(o.Config.Tools.OCRLanguages)
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage})
 	return nil
 }
 

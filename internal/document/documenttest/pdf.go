@@ -13,24 +13,45 @@ import (
 // page shows its lines (split on "\n") in Helvetica, top to bottom, and a
 // blank line starts a new paragraph (a larger gap). Text is Latin-1.
 func PDF(pages ...string) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	contents := make([]string, len(pages))
+	for i, text := range pages {
+		contents[i] = pageContent(text)
 	}
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	return pdfOf(contents)
+}
+
+// PDFWithContent returns a one-page PDF whose page's content stream is
+// content, uncompressed, with Helvetica as /F1.
+func PDFWithContent(content string) []byte { return pdfOf([]string{content}) }
+
+// pdfOf writes a PDF with one page per content stream.
+func pdfOf(pages []string) []byte {
 	kids := make([]string, len(pages))
 	for i := range pages {
 		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
 	}
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages)))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	for i, text := range pages {
-		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		content := pageContent(text)
-		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages)),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}
+	for i, content := range pages {
+		objs = append(objs,
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i),
+			fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+	}
+	return assemble(objs)
+}
+
+// assemble writes a PDF 1.4 file of objs, numbered from 1 (the first the
+// catalog), with its cross-reference table and trailer.
+func assemble(objs []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	offsets := make([]int, len(objs))
+	for i, body := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, body)
 	}
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)

@@ -1,0 +1,177 @@
+// The reviewer's document viewer: page images with their text on top (OCR's
+// words laid at their boxes, selectable), zoom, page thumbnails,
+// find-in-document and keyboard navigation (PageUp/PageDown and the arrow
+// keys move between pages when the focus is not in a field or the
+// artifact). Styles are set through the CSSOM: the page's CSP refuses
+// inline style attributes.
+(function () {
+  "use strict";
+  var viewer = document.getElementById("viewer");
+  if (!viewer) {
+    return;
+  }
+  var ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
+  var zoom = 2;
+
+  // Lay each OCR word at its box, its font sized to the box's height, so
+  // that a selection covers what the reviewer sees.
+  function layWords() {
+    viewer.querySelectorAll(".page-canvas").forEach(function (canvas) {
+      var h = canvas.clientHeight;
+      canvas.querySelectorAll(".text-layer .word").forEach(function (w) {
+        var box = wordBox(w);
+        w.style.left = (box.x * 100) + "%";
+        w.style.top = (box.y * 100) + "%";
+        w.style.width = (box.w * 100) + "%";
+        w.style.height = (box.h * 100) + "%";
+        w.style.fontSize = Math.max(box.h * h * 0.9, 1) + "px";
+      });
+    });
+  }
+
+  function wordBox(w) {
+    return {
+      x: Number(w.getAttribute("data-x")), y: Number(w.getAttribute("data-y")),
+      w: Number(w.getAttribute("data-w")), h: Number(w.getAttribute("data-h"))
+    };
+  }
+
+  function setZoom(i) {
+    zoom = Math.max(0, Math.min(ZOOMS.length - 1, i));
+    viewer.style.setProperty("--zoom", String(ZOOMS[zoom]));
+    document.getElementById("zoom-level").textContent = Math.round(ZOOMS[zoom] * 100) + "%";
+    layWords();
+  }
+
+  function pages() {
+    return Array.prototype.slice.call(viewer.querySelectorAll(".document .page"));
+  }
+
+  // current is the page at the top of the viewer's scrolled area.
+  function current() {
+    var all = pages();
+    var top = viewer.getBoundingClientRect().top;
+    for (var i = 0; i < all.length; i++) {
+      if (all[i].getBoundingClientRect().bottom > top + 8) {
+        return i;
+      }
+    }
+    return all.length - 1;
+  }
+
+  function go(i) {
+    var all = pages();
+    if (!all.length) {
+      return;
+    }
+    var el = all[Math.max(0, Math.min(all.length - 1, i))];
+    el.scrollIntoView({ block: "start" });
+    markThumb(el);
+  }
+
+  function markThumb(page) {
+    viewer.querySelectorAll(".thumb.current").forEach(function (t) { t.classList.remove("current"); });
+    var doc = page.closest(".document");
+    var t = doc && doc.querySelector('.thumb[data-page="' + page.getAttribute("data-page") + '"]');
+    if (t) {
+      t.classList.add("current");
+    }
+  }
+
+  // Find: the pages whose text holds the query (case-insensitive), OCR's
+  // words marked; Enter moves to the next match.
+  var found = [];
+  var at = -1;
+  var lastQuery = "";
+  function find(q) {
+    viewer.querySelectorAll(".found").forEach(function (el) { el.classList.remove("found"); });
+    viewer.querySelectorAll(".found-current").forEach(function (el) { el.classList.remove("found-current"); });
+    found = [];
+    at = -1;
+    lastQuery = q;
+    var status = document.getElementById("find-status");
+    q = q.trim().toLowerCase();
+    if (!q) {
+      status.textContent = "";
+      return;
+    }
+    var terms = q.split(/\s+/);
+    pages().forEach(function (p) {
+      var text = (p.querySelector(".page-text").textContent || "").toLowerCase();
+      if (text.indexOf(q) < 0) {
+        return;
+      }
+      found.push(p);
+      p.querySelectorAll(".text-layer .word").forEach(function (w) {
+        var t = w.textContent.trim().toLowerCase();
+        if (t && terms.some(function (term) { return t.indexOf(term) >= 0 || term.indexOf(t) >= 0; })) {
+          w.classList.add("found");
+        }
+      });
+    });
+    status.textContent = found.length ? found.length + (found.length === 1 ? " page" : " pages") : "not found";
+    next();
+  }
+
+  function next() {
+    if (!found.length) {
+      return;
+    }
+    if (at >= 0) {
+      found[at].classList.remove("found-current");
+    }
+    at = (at + 1) % found.length;
+    found[at].classList.add("found-current");
+    found[at].scrollIntoView({ block: "start" });
+    markThumb(found[at]);
+    document.getElementById("find-status").textContent = (at + 1) + " of " + found.length +
+      (found.length === 1 ? " page" : " pages");
+  }
+
+  var input = document.getElementById("viewer-find");
+  input.addEventListener("keydown", function (e) {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      if (input.value === lastQuery && found.length) {
+        next();
+      } else {
+        find(input.value);
+      }
+    }
+  });
+  input.addEventListener("search", function () { find(input.value); });
+
+  document.getElementById("zoom-in").addEventListener("click", function () { setZoom(zoom + 1); });
+  document.getElementById("zoom-out").addEventListener("click", function () { setZoom(zoom - 1); });
+
+  viewer.querySelectorAll(".thumb").forEach(function (t) {
+    t.addEventListener("click", function (e) {
+      e.preventDefault();
+      var doc = t.closest(".document");
+      var page = doc.querySelector('.page[data-page="' + t.getAttribute("data-page") + '"]');
+      if (page) {
+        page.scrollIntoView({ block: "start" });
+        markThumb(page);
+      }
+    });
+  });
+
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (e.altKey || e.ctrlKey || e.metaKey || (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable))) {
+      return;
+    }
+    var step = { PageDown: 1, ArrowDown: 1, ArrowRight: 1, PageUp: -1, ArrowUp: -1, ArrowLeft: -1 }[e.key];
+    if (!step) {
+      return;
+    }
+    e.preventDefault();
+    go(current() + step);
+  });
+
+  viewer.querySelectorAll(".page-image").forEach(function (img) {
+    img.addEventListener("load", layWords);
+  });
+  window.addEventListener("resize", layWords);
+  layWords();
+})();

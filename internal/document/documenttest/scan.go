@@ -1,0 +1,74 @@
+package documenttest
+
+import (
+	"bytes"
+	"compress/zlib"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+
+	"golang.org/x/image/draw"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
+)
+
+// ScanImage draws lines of text in black on a white grayscale page, as a
+// scanner would see them: Go Regular at 40 px (11 pt type at 300 dpi),
+// anti-aliased.
+func ScanImage(lines ...string) *image.Gray {
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		panic(err)
+	}
+	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: 40, DPI: 72, Hinting: font.HintingFull})
+	if err != nil {
+		panic(err)
+	}
+	defer face.Close()
+	width := 0
+	for _, l := range lines {
+		width = max(width, font.MeasureString(face, l).Ceil())
+	}
+	const margin, leading = 120, 64
+	img := image.NewGray(image.Rect(0, 0, width+2*margin, len(lines)*leading+2*margin))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	d := font.Drawer{Dst: img, Src: image.NewUniform(color.Black), Face: face}
+	for i, l := range lines {
+		d.Dot = fixed.P(margin, margin+40+i*leading)
+		d.DrawString(l)
+	}
+	return img
+}
+
+// ScanPNG is ScanImage encoded as a PNG: an image upload of a scan.
+func ScanPNG(lines ...string) []byte {
+	var b bytes.Buffer
+	_ = png.Encode(&b, ScanImage(lines...))
+	return b.Bytes()
+}
+
+// ScannedPDF returns a one-page PDF whose page is only an image of lines
+// of text (ScanImage), with no text layer: what a scanner writes.
+func ScannedPDF(lines ...string) []byte {
+	img := ScanImage(lines...)
+	w, h := img.Bounds().Dx(), img.Bounds().Dy()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	for y := range h {
+		_, _ = zw.Write(img.Pix[y*img.Stride : y*img.Stride+w])
+	}
+	_ = zw.Close()
+	// The page is the image at 300 dpi.
+	pw, ph := float64(w)*72/300, float64(h)*72/300
+	contents := fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q", pw, ph)
+	return assemble([]string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>", pw, ph),
+		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", w, h, z.Len(), z.Bytes()),
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(contents), contents),
+	})
+}
