@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,14 +15,16 @@ import (
 	"github.com/appruntime/appruntime/models"
 )
 
-// TestWritesAndApprovalsRideASentinelFailover: an API on a Redis under
-// Sentinel serves a stream of /write and /action approvals while the
-// master is failed over (SENTINEL FAILOVER) or killed with SIGKILL. The
-// process is not restarted: after the window the stream goes on. Every
-// refusal is a 503 with Retry-After, never a 500; every acknowledged write
-// has its row and feed event, a refused one wrote nothing; every await is
-// released exactly once (one resume event each), the refused approvals on
-// their retry. docs/operators.md#redis-sentinel-and-cluster
+// TestWritesAndApprovalsRideASentinelFailover: an API and a worker on a
+// Redis under Sentinel serve a stream of /write, /action approvals and
+// /run (a translate tool the worker answers) while the master is failed
+// over (SENTINEL FAILOVER) or killed with SIGKILL. No process is
+// restarted: after the window the stream goes on. Every refusal is a 503
+// with Retry-After, never a 500; every acknowledged write has its row and
+// feed event, a refused one wrote nothing; every await is released exactly
+// once (one resume event each), the refused approvals on their retry; every
+// answered /run ran once and no /run ran twice (the translator counts).
+// docs/operators.md#redis-sentinel-and-cluster
 func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 	for _, how := range testkit.SentinelFaults {
 		t.Run(how, func(t *testing.T) {
@@ -28,8 +32,11 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			s := testkit.StartSentinel(t)
 			ctx := context.Background()
 			client := s.Client()
-			f := newRuntimeFixtureOn(t, testkit.RedisOn(client))
+			engine, withEngine := newCountingTranslator(t)
+			f := newRuntimeFixtureOn(t, testkit.RedisOn(client), withEngine)
 			generousRate(f.api)
+			f.allowTranslation(t)
+			startWorker(t, f.api)
 
 			const approvals = 12
 			type parked struct{ task, await, token string }
@@ -47,6 +54,8 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 				lastFail time.Time
 				approved = make([]bool, approvals)
 				lastOK   = map[string]time.Time{}
+				runsSent int
+				runsOK   = map[string]bool{}
 			)
 			record := func(r response, what string) bool {
 				mu.Lock()
@@ -65,7 +74,39 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
-			wg.Add(2)
+			// Runs, each answered by the worker: three at a time, so that
+			// some are in flight when the master goes.
+			const runners = 3
+			runStatuses := map[int]int{}
+			wg.Add(2 + runners)
+			for w := range runners {
+				go func() {
+					defer wg.Done()
+					for i := w; ; i += runners {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						text := fmt.Sprintf("r-%d", i)
+						r := f.run(t, text)
+						mu.Lock()
+						runsSent = max(runsSent, i+1)
+						runStatuses[r.Status]++
+						mu.Unlock()
+						if record(r, "runop "+text) {
+							mu.Lock()
+							if strings.Contains(string(r.Raw), "[de] R-"+strconv.Itoa(i)) {
+								runsOK[text] = true
+							} else {
+								bad = append(bad, fmt.Sprintf("run %s: %s", text, r.Raw))
+							}
+							mu.Unlock()
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}()
+			}
 			go func() { // writes
 				defer wg.Done()
 				for i := 0; ; i++ {
@@ -113,7 +154,7 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			require.Eventually(t, func() bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return time.Since(lastFail) > 1500*time.Millisecond && approved[approvals-1]
+				return time.Since(lastFail) > 1500*time.Millisecond && approved[approvals-1] && lastOK["runop"].After(lastFail)
 			}, 40*time.Second, 50*time.Millisecond, "the stream did not go on after the failover")
 			close(stop)
 			wg.Wait()
@@ -124,9 +165,10 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			if !lastFail.IsZero() {
 				window = lastFail.Sub(start)
 			}
-			t.Logf("%s: statuses %v, %d writes acknowledged; new master named %s after the fault; last 503 %s after the fault",
-				how, statuses, len(acked), switched.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
-			require.True(t, lastOK["write"].After(switched) && lastOK["appro"].After(switched), "writes and approvals were acknowledged after the switch")
+			t.Logf("%s: statuses %v, %d writes acknowledged, %d of %d runs answered (statuses %v); new master named %s after the fault; last 503 %s after the fault",
+				how, statuses, len(acked), len(runsOK), runsSent, runStatuses, switched.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
+			require.True(t, lastOK["write"].After(switched) && lastOK["appro"].After(switched) && lastOK["runop"].After(switched),
+				"writes, approvals and runs were acknowledged after the switch")
 			require.Empty(t, bad, "refusals are 503 with Retry-After, never anything else")
 
 			// Acknowledged writes are there; refused ones wrote nothing.
@@ -141,6 +183,16 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			var feed int64
 			require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", f.taskID, models.FeedAgentAction).Count(&feed).Error)
 			require.Equal(t, int64(len(acked)), feed, "one feed row per acknowledged write")
+
+			// Every answered run ran once; none ran twice.
+			for i := range runsSent {
+				text := fmt.Sprintf("r-%d", i)
+				if runsOK[text] {
+					require.Equal(t, 1, engine.ran(text), "answered run %s ran once", text)
+				} else {
+					require.LessOrEqual(t, engine.ran(text), 1, "refused run %s ran at most once", text)
+				}
+			}
 
 			// Every await released once, with one resume event.
 			for i, p := range steps {

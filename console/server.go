@@ -43,7 +43,7 @@ type Services struct {
 	Health []web.Check
 	// Redis keeps ended console sessions and the sign-in throttle, under
 	// KeyPrefix.
-	Redis     *redis.Client
+	Redis     redis.UniversalClient
 	KeyPrefix string
 
 	// ConsoleKey signs session cookies and CSRF tokens (Config.ConsoleKey).

@@ -111,9 +111,11 @@ fi
 
 if port_open "$REDIS_PORT"; then log "Redis is up on $REDIS_PORT"; else start_redis; fi
 
-# The Sentinel tests start their own redis-server processes (a master, a
+# The Sentinel and Cluster tests start their own redis-server processes (a master, a
 # replica, three sentinels as `redis-server --sentinel`) on free loopback
-# ports (internal/testkit/sentinel.go); redis-cli comes with redis-tools.
+# ports (internal/testkit/sentinel.go; three cluster-enabled masters joined
+# with redis-cli --cluster create in internal/testkit/cluster.go); redis-cli
+# comes with redis-tools.
 command -v redis-server >/dev/null 2>&1 || apt_install redis-server
 command -v redis-cli >/dev/null 2>&1 || apt_install redis-tools
 command -v redis-sentinel >/dev/null 2>&1 || apt_install redis-sentinel

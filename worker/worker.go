@@ -30,7 +30,7 @@ import (
 type Services struct {
 	Log *slog.Logger
 	// Redis carries the queues.
-	Redis  *redis.Client
+	Redis  redis.UniversalClient
 	Queues jobs.Queues
 	// Concurrency is how many jobs each queue's server runs at once
 	// (Config.WorkerConcurrency) unless QueueConcurrency names its class.

@@ -63,7 +63,7 @@ type TokenCacheOptions struct {
 	DB *gorm.DB
 	// Redis carries the revocation broadcast; nil leaves the process on its
 	// own (tests, a single process).
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// KeyPrefix starts the broadcast's channel and keys.
 	KeyPrefix string
 	Log       *slog.Logger

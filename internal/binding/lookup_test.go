@@ -36,7 +36,7 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.
 
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 
-func newService(t *testing.T, st *store.Store, rc *redis.Client, prefix string, c *clock) *binding.Service {
+func newService(t *testing.T, st *store.Store, rc redis.UniversalClient, prefix string, c *clock) *binding.Service {
 	t.Helper()
 	o := binding.ServiceOptions{Store: st, Redis: rc, KeyPrefix: prefix}
 	if c != nil {

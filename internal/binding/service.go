@@ -36,7 +36,7 @@ type ServiceOptions struct {
 	// Redis carries the "saved" broadcast that keeps every replica's cache
 	// fresh. Nil leaves each process on its own: a cached binding is then
 	// re-read once it is MaxStaleness old.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// KeyPrefix starts the broadcast's channel and keys (Platform.KeyPrefix).
 	KeyPrefix string
 	Log       *slog.Logger

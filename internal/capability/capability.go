@@ -37,7 +37,7 @@ type Service struct {
 	translator translate.Provider
 	now        func() time.Time
 	poll       time.Duration
-	redis      *redis.Client
+	redis      redis.UniversalClient
 	keyPrefix  string
 	previews   singleflight.Group
 	blobs      storage.Store
@@ -59,7 +59,7 @@ type Options struct {
 	// Redis keeps each page's text (or its refusal) for PreviewCacheTTL,
 	// under keys starting with KeyPrefix; nil computes it on every call
 	// not shared with a concurrent one.
-	Redis     *redis.Client
+	Redis     redis.UniversalClient
 	KeyPrefix string
 	// Blobs keeps the page images PageImage renders; nil renders them on
 	// every call not shared with a concurrent one.

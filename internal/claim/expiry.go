@@ -33,7 +33,7 @@ const claimBacklog = 4096
 
 // NewScheduler returns a Scheduler enqueueing on queue through
 // rdb; Close stops it.
-func NewScheduler(rdb *redis.Client, queue string, log *slog.Logger) *Scheduler {
+func NewScheduler(rdb redis.UniversalClient, queue string, log *slog.Logger) *Scheduler {
 	s := &Scheduler{client: asynq.NewClientFromRedisClient(rdb), queue: queue, log: log,
 		pending: make(chan ReviewClaim, claimBacklog), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()

@@ -104,7 +104,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"redis garbage", "REDIS_URL", "redis://:bad:port:x", "REDIS_URL"},
 		{"sentinel without master", "REDIS_URL", "redis-sentinel://127.0.0.1:26379/0", "REDIS_URL"},
 		{"sentinel without address", "REDIS_URL", "redis-sentinel:///0?master_name=m", "REDIS_URL"},
-		{"cluster not supported", "REDIS_URL", "redis-cluster://127.0.0.1:7000", "REDIS_URL"},
+		{"cluster with a database", "REDIS_URL", "redis-cluster://127.0.0.1:7000/2", "REDIS_URL"},
 		{"database scheme", "DATABASE_URL", "mysql://x", "DATABASE_URL"},
 		{"short key", "SECRETS_KEY", base64.StdEncoding.EncodeToString([]byte("short")), "SECRETS_KEY"},
 		{"key ring", "SESSION_KEYS", "nokid", "SESSION_KEYS"},

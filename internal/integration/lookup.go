@@ -39,7 +39,7 @@ type Options struct {
 	// Redis carries the "changed" broadcast that keeps every replica's
 	// cache fresh. Nil leaves each process on its own: a cached row is then
 	// re-read once it is MaxStaleness old.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// KeyPrefix starts the broadcast's channel and keys (Platform.KeyPrefix).
 	KeyPrefix string
 	Log       *slog.Logger

@@ -20,7 +20,7 @@ import (
 )
 
 // replica is one process's lookup on the shared database and Redis.
-func replica(t *testing.T, st *store.Store, rc *redis.Client, prefix string) *integration.Lookup {
+func replica(t *testing.T, st *store.Store, rc redis.UniversalClient, prefix string) *integration.Lookup {
 	t.Helper()
 	l, err := integration.New(integration.Options{DB: st.DB, Redis: rc, KeyPrefix: prefix})
 	require.NoError(t, err)
@@ -30,7 +30,7 @@ func replica(t *testing.T, st *store.Store, rc *redis.Client, prefix string) *in
 
 // eachDeployment runs fn on Postgres with the shared Redis, and on the dev
 // mode's SQLite with its in-process Redis.
-func eachDeployment(t *testing.T, fn func(t *testing.T, st *store.Store, rc *redis.Client, prefix string)) {
+func eachDeployment(t *testing.T, fn func(t *testing.T, st *store.Store, rc redis.UniversalClient, prefix string)) {
 	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
 		if st.Dialect == config.Postgres {
 			rd := testkit.Redis(t)
@@ -54,7 +54,7 @@ func eachDeployment(t *testing.T, fn func(t *testing.T, st *store.Store, rc *red
 // not_found there at once too.
 func TestAChangedSecretAppliesOnTheOtherReplicasNextCall(t *testing.T) {
 	t.Parallel()
-	eachDeployment(t, func(t *testing.T, st *store.Store, rc *redis.Client, prefix string) {
+	eachDeployment(t, func(t *testing.T, st *store.Store, rc redis.UniversalClient, prefix string) {
 		ctx := context.Background()
 		box, err := crypt.New(testkit.TestKey)
 		require.NoError(t, err)

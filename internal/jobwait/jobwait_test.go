@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -60,9 +62,25 @@ func newWaiter(t *testing.T, env testkit.RedisEnv) *jobwait.Waiter {
 	return w
 }
 
+// TestDoReturnsResultAndErrors runs on one Redis and on a three-master
+// Cluster: there the outcomes' keys spread over the nodes (a burst of
+// concurrent jobs sends their scripts in one pipeline, split by node) and
+// the waiter's pattern subscription hears what a node other than its own
+// published.
 func TestDoReturnsResultAndErrors(t *testing.T) {
 	t.Parallel()
-	env := testkit.Redis(t)
+	for _, mode := range []struct {
+		name string
+		env  func(testing.TB) testkit.RedisEnv
+	}{{"redis", testkit.Redis}, {"cluster", testkit.ClusterRedis}} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			doReturnsResultAndErrors(t, mode.env(t))
+		})
+	}
+}
+
+func doReturnsResultAndErrors(t *testing.T, env testkit.RedisEnv) {
 	serve(t, env, echo)
 	w := newWaiter(t, env)
 	ctx := context.Background()
@@ -79,6 +97,22 @@ func TestDoReturnsResultAndErrors(t *testing.T) {
 	if !apperr.Is(err, apperr.RateLimited) || !errors.As(err, &e) || e.Message != "slow down" || e.RetryAfter != 3*time.Second {
 		t.Fatalf("Do of a failing job = %v, want rate_limited 'slow down' retry 3s", err)
 	}
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			say := strconv.Itoa(i)
+			got, err := w.Do(ctx, job(echoArgs{Say: say}))
+			if err == nil && string(got) != `{"said":"`+say+`"}` {
+				err = fmt.Errorf("job %d answered %s", i, got)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
 }
 
 // TestDeadlineCancelsWorker: past the deadline Do answers 504 and the

@@ -16,7 +16,15 @@ import (
 
 func TestSemaphoreAdmitsTwo(t *testing.T) {
 	t.Parallel()
-	env := testkit.Redis(t)
+	for _, mode := range redisModes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			semaphoreAdmitsTwo(t, mode.env(t))
+		})
+	}
+}
+
+func semaphoreAdmitsTwo(t *testing.T, env testkit.RedisEnv) {
 	sem := limit.NewSemaphore(env.Client, env.Prefix, "extract", limit.ExtractionSlotsPerSurface, limit.ExtractionHold)
 	ctx := context.Background()
 

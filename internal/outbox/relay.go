@@ -71,7 +71,7 @@ type Relay struct {
 
 	store  *store.Store
 	client *asynq.Client
-	redis  *redis.Client
+	redis  redis.UniversalClient
 	prefix string
 	queue  string
 	log    *slog.Logger
@@ -79,7 +79,7 @@ type Relay struct {
 
 // NewRelay returns a relay enqueueing on queue (the events queue) through
 // rdb; keyPrefix names the wake channel Nudge publishes on.
-func NewRelay(st *store.Store, rdb *redis.Client, keyPrefix, queue string, log *slog.Logger) *Relay {
+func NewRelay(st *store.Store, rdb redis.UniversalClient, keyPrefix, queue string, log *slog.Logger) *Relay {
 	return &Relay{
 		PollInterval: DefaultPollInterval,
 		store:        st,
@@ -291,7 +291,7 @@ func (r *Relay) logStrays(ctx context.Context) {
 // Nudge wakes every relay at once instead of at its next poll. Call it after
 // committing a transaction that wrote outbox rows; a failed nudge only costs
 // latency, so callers may ignore its error.
-func Nudge(ctx context.Context, rdb *redis.Client, keyPrefix string) error {
+func Nudge(ctx context.Context, rdb redis.UniversalClient, keyPrefix string) error {
 	if err := rdb.Publish(ctx, keyPrefix+wakeChannel, "1").Err(); err != nil {
 		return fmt.Errorf("outbox: nudge relay: %w", err)
 	}

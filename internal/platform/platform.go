@@ -67,7 +67,7 @@ type Options struct {
 	Config *config.Config
 	Log    *slog.Logger
 	Store  *store.Store
-	Redis  *redis.Client
+	Redis  redis.UniversalClient
 	// KeyPrefix starts every Redis key and pub/sub channel ("appruntime:" in
 	// production; tests give each test its own).
 	KeyPrefix string

@@ -22,8 +22,14 @@ import (
 // (cached bindings, revoked sessions) with no Redis round trip per request,
 // while a change made on one replica is still enforced by every replica on
 // its very next call.
+//
+// On a Redis Cluster it uses sharded pub/sub (SSUBSCRIBE, SPUBLISH): the
+// channel's slot puts every subscriber on one node, so the count SPUBLISH
+// answers is every subscriber's, where a plain PUBLISH would count only
+// those of the node that took it.
 type Broadcast struct {
-	client  *redis.Client
+	client  redis.UniversalClient
+	sharded bool
 	channel string
 	acks    string // prefix of the per-message acknowledgement lists
 	log     *slog.Logger
@@ -34,8 +40,8 @@ type Broadcast struct {
 const ackTTL = time.Minute
 
 // NewBroadcast returns the broadcast named name under keyPrefix.
-func NewBroadcast(client *redis.Client, keyPrefix, name string, log *slog.Logger) *Broadcast {
-	return &Broadcast{client: client, channel: keyPrefix + name, acks: keyPrefix + name + ":ack:", log: log}
+func NewBroadcast(client redis.UniversalClient, keyPrefix, name string, log *slog.Logger) *Broadcast {
+	return &Broadcast{client: client, sharded: IsCluster(client), channel: keyPrefix + name, acks: keyPrefix + name + ":ack:", log: log}
 }
 
 // Listen subscribes and calls apply with the payload of every message, then
@@ -47,7 +53,12 @@ func NewBroadcast(client *redis.Client, keyPrefix, name string, log *slog.Logger
 // A Broadcast listens once.
 func (b *Broadcast) Listen(apply func(payload string), resync func(context.Context) error, timeout time.Duration) error {
 	ctx, cancel := context.WithCancel(context.Background())
-	ps := b.client.Subscribe(ctx, b.channel)
+	var ps *redis.PubSub
+	if b.sharded {
+		ps = b.client.SSubscribe(ctx, b.channel)
+	} else {
+		ps = b.client.Subscribe(ctx, b.channel)
+	}
 	msgs := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
 	first := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -58,7 +69,7 @@ func (b *Broadcast) Listen(apply func(payload string), resync func(context.Conte
 		for m := range msgs {
 			switch msg := m.(type) {
 			case *redis.Subscription:
-				if msg.Kind != "subscribe" {
+				if msg.Kind != "subscribe" && msg.Kind != "ssubscribe" {
 					continue
 				}
 				err := resync(ctx)
@@ -120,7 +131,11 @@ func (b *Broadcast) Close() {
 // (apperr.Unavailable): the change that needed announcing must not happen.
 func (b *Broadcast) Publish(ctx context.Context, payload string, wait time.Duration) error {
 	id := newMessageID()
-	n, err := b.client.Publish(ctx, b.channel, id+" "+payload).Result()
+	publish := b.client.Publish
+	if b.sharded {
+		publish = b.client.SPublish
+	}
+	n, err := publish(ctx, b.channel, id+" "+payload).Result()
 	if err != nil {
 		return unavailable(fmt.Errorf("broadcast: publish on %s: %w", b.channel, err))
 	}

@@ -14,23 +14,32 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 )
 
-// Open connects to the Redis REDIS_URL names (one server, or a master
-// found through Sentinels: docs/operators.md#redis-sentinel-and-cluster) and
-// checks that it answers; errors name REDIS_URL. Every command's
-// availability error (the server gone, a failover under way) comes back as
-// a retryable apperr.Unavailable.
-func Open(ctx context.Context, url string) (*redis.Client, error) {
+// Open connects to the Redis REDIS_URL names (one server, a master found
+// through Sentinels, or a Cluster through its seeds:
+// docs/operators.md#redis-sentinel-and-cluster) and checks that it answers;
+// errors name REDIS_URL. Every command's availability error (the server
+// gone, a failover under way) comes back as a retryable apperr.Unavailable.
+// The client is a *redis.Client for one server or Sentinel and a
+// *redis.ClusterClient for a Cluster (IsCluster).
+func Open(ctx context.Context, url string) (redis.UniversalClient, error) {
 	target, err := config.ParseRedisURL(url)
 	if err != nil {
 		return nil, &config.Error{Var: "REDIS_URL", Reason: err.Error()}
 	}
-	var client *redis.Client
+	var client redis.UniversalClient
 	if f := target.Failover; f != nil {
 		f.PoolSize = 64
 		if f.Protocol == 0 {
 			f.Protocol = 2
 		}
 		client = redis.NewFailoverClient(f)
+	} else if c := target.Cluster; c != nil {
+		// PoolSize is per node here.
+		c.PoolSize = 64
+		if c.Protocol == 0 {
+			c.Protocol = 2
+		}
+		client = redis.NewClusterClient(c)
 	} else {
 		opts := target.Simple
 		opts.PoolSize = 64
@@ -51,6 +60,14 @@ func Open(ctx context.Context, url string) (*redis.Client, error) {
 		return nil, &config.Error{Var: "REDIS_URL", Reason: fmt.Sprintf("cannot reach Redis (%s): %v", target.Describe(), err)}
 	}
 	return client, nil
+}
+
+// IsCluster reports whether client talks to a Redis Cluster, where a
+// plain PUBLISH's subscriber count is one node's only (Broadcast uses
+// sharded pub/sub there).
+func IsCluster(client redis.UniversalClient) bool {
+	_, ok := client.(*redis.ClusterClient)
+	return ok
 }
 
 // Embedded is an in-process Redis for the dev mode.

@@ -113,7 +113,8 @@ func TestSentinelFailoverKeepsTheClientAndWritesAfterTheWindow(t *testing.T) {
 func TestIsUnavailableClassifiesFailoverReplies(t *testing.T) {
 	t.Parallel()
 	for _, msg := range []string{"READONLY You can't write against a read only replica.", "LOADING Redis is loading the dataset in memory",
-		"MASTERDOWN Link with MASTER is down", "CLUSTERDOWN The cluster is down", "TRYAGAIN Multiple keys request during rehashing of slot"} {
+		"MASTERDOWN Link with MASTER is down", "CLUSTERDOWN The cluster is down", "TRYAGAIN Multiple keys request during rehashing of slot",
+		"MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381", "redis: cluster has no nodes"} {
 		require.True(t, rdb.IsUnavailable(fmt.Errorf("%s", msg)), msg)
 	}
 	for _, msg := range []string{"ERR wrong number of arguments", "WRONGTYPE Operation against a key holding the wrong kind of value"} {

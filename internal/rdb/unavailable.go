@@ -17,7 +17,8 @@ import (
 // rather than that the command was wrong: the connection failed or broke,
 // the pool is exhausted, or the server is mid-failover (READONLY on a
 // demoted master, NOREPLICAS, LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, no master
-// known to the Sentinels). Such errors are worth retrying shortly, so the
+// known to the Sentinels, a Cluster's MOVED or ASK past the client's
+// redirects while its slots move). Such errors are worth retrying shortly, so the
 // caller sees 503 with Retry-After, never 500
 // (docs/operators.md#redis-sentinel-and-cluster).
 func IsUnavailable(err error) bool {
@@ -33,13 +34,13 @@ func IsUnavailable(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	for _, prefix := range []string{"READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "NOREPLICAS ", "redis: connection pool timeout"} {
+	for _, prefix := range []string{"READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "NOREPLICAS ", "MOVED ", "ASK ", "redis: connection pool timeout"} {
 		if strings.HasPrefix(msg, prefix) {
 			return true
 		}
 	}
 	return strings.Contains(msg, "redis: all sentinels") || strings.Contains(msg, "master is down") ||
-		strings.Contains(msg, "no good replica") || strings.Contains(msg, "redis: connection refused")
+		strings.Contains(msg, "no good replica") || strings.Contains(msg, "redis: connection refused") || strings.Contains(msg, "redis: cluster has no nodes")
 }
 
 // availabilityHook turns every command's availability error into

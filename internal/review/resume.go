@@ -50,7 +50,7 @@ type Resumer struct {
 // ResumerOptions are what a Resumer is built from.
 type ResumerOptions struct {
 	Store *store.Store
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// Queue is the events queue the webhook deliveries are enqueued on.
 	Queue string
 	// Secrets opens agents' sealed webhook secrets (Config.SecretsKey).

@@ -70,7 +70,7 @@ type Issuer struct {
 // IssuerOptions are what an Issuer is built from.
 type IssuerOptions struct {
 	Store     *store.Store
-	Redis     *redis.Client
+	Redis     redis.UniversalClient
 	KeyPrefix string       // starts the revocation broadcast's channel and keys
 	Keys      []config.Key // config.Config.SessionKeys: the first signs, all verify
 	Issuer    string       // config.Config.SessionIssuer: the iss minted and required

@@ -224,7 +224,7 @@ func cString(b []byte) []byte {
 type RedisCounter struct{ commands atomic.Int64 }
 
 // CountRedis adds a RedisCounter to client.
-func CountRedis(client *redis.Client) *RedisCounter {
+func CountRedis(client redis.UniversalClient) *RedisCounter {
 	c := &RedisCounter{}
 	client.AddHook(c)
 	return c

@@ -27,14 +27,14 @@ func RedisURL() string {
 // RedisEnv is a test's share of Redis: the shared client, a key prefix and
 // queue names no other test uses.
 type RedisEnv struct {
-	Client *redis.Client
+	Client redis.UniversalClient
 	Prefix string
 	Queues jobs.Queues
 }
 
 var (
 	redisOnce   sync.Once
-	redisClient *redis.Client
+	redisClient redis.UniversalClient
 	redisErr    error
 )
 
@@ -70,7 +70,7 @@ func Redis(t testing.TB) RedisEnv {
 // RedisOn is a RedisEnv on a client of the test's own (a Redis the test
 // started, such as StartSentinel's): a fresh prefix and queue names, no
 // cleanup, since the servers go with the test.
-func RedisOn(client *redis.Client) RedisEnv {
+func RedisOn(client redis.UniversalClient) RedisEnv {
 	prefix := "tk:" + randomHex(6) + ":"
 	return RedisEnv{Client: client, Prefix: prefix, Queues: jobs.PrefixedQueues(strings.ReplaceAll(prefix, ":", "_"))}
 }

@@ -72,7 +72,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 }
 
 // Client opens the platform's client on URL (rdb.Open), closed at cleanup.
-func (s *Sentinel) Client() *redis.Client {
+func (s *Sentinel) Client() redis.UniversalClient {
 	s.t.Helper()
 	c, err := rdb.Open(context.Background(), s.URL)
 	if err != nil {
@@ -206,12 +206,20 @@ func (s *Sentinel) stopAll() {
 // freeAddr returns a loopback address no one listens on.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := listenFree()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+func listenFree() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
 	defer func() { _ = ln.Close() }()
-	return ln.Addr().String()
+	return ln.Addr().String(), nil
 }
 
 func port(addr string) string {
