@@ -39,18 +39,10 @@ func AppResourceURI(configuredToolID string) string { return appResourcePrefix +
 // shape of the init message our own host posts to a bundle (the bundle
 // SDK's InitMessage), plus the step and session ids.
 type SessionMeta struct {
-	Type         string           `json:"type"` // "init"
-	SessionToken string           `json:"session_token"`
-	SessionID    string           `json:"session_id"`
-	ExpiresAt    time.Time        `json:"expires_at"`
-	APIBase      string           `json:"api_base"`
-	StepID       string           `json:"step_id"`
-	TaskID       string           `json:"task_id"`
-	Params       any              `json:"params"`
-	Schema       models.JSON      `json:"schema"`
-	Theme        models.JSON      `json:"theme"`
-	Runtime      artifact.Runtime `json:"runtime"`
-	AwaitID      *string          `json:"await_id"`
+	artifact.InitMessage
+	SessionID string `json:"session_id"`
+	StepID    string `json:"step_id"`
+	TaskID    string `json:"task_id"`
 }
 
 // toolMeta is an app tool's tools/list _meta: its UI resource, for the
@@ -149,9 +141,7 @@ func (s *Service) mintForStep(ctx context.Context, c task.Caller, tokenID, taskI
 	if err != nil {
 		return SessionMeta{}, err
 	}
-	return SessionMeta{Type: "init", SessionToken: d.SessionToken, SessionID: d.SessionID, ExpiresAt: d.ExpiresAt,
-		APIBase: d.Runtime.APIBase, StepID: d.StepID, TaskID: d.TaskID, Params: d.Params, Schema: d.ActionSchema,
-		Theme: d.Theme, Runtime: d.Runtime, AwaitID: d.AwaitID}, nil
+	return SessionMeta{InitMessage: d.Init(), SessionID: d.SessionID, StepID: d.StepID, TaskID: d.TaskID}, nil
 }
 
 // appToolResult is an app tool's tools/call result: a text fallback for
