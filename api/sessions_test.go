@@ -250,6 +250,37 @@ func TestThirdMintOnATaskRevokesTheOldest(t *testing.T) {
 	require.Equal(t, int64(1), revoked)
 }
 
+// TestARenewingMintReplacesTheSessionItNames: a host's mint naming the
+// session it renews ("replaces") revokes it instead of counting, so two
+// renewals leave the other artifact's session live; a malformed replaces
+// is a 400.
+func TestARenewingMintReplacesTheSessionItNames(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	f := newAppToolFixture(t, a.Store.DB)
+	other := f.addStep(t, a.Store.DB)
+	ctx := context.Background()
+
+	first := a.mint(t, f.Tenant.HostToken, other.ID)
+	require.Equal(t, 201, first.Status, "body: %s", first.Raw)
+	mine := a.mint(t, f.Tenant.HostToken, f.Step.ID)
+	require.Equal(t, 201, mine.Status, "body: %s", mine.Raw)
+	for range 2 {
+		body := `{"step_id": "` + f.Step.ID + `", "replaces": "` + mine.Body["session_id"].(string) + `"}`
+		r := a.call(t, "POST", "/api/app-tools/sessions", f.Tenant.HostToken, []byte(body), "Content-Type", "application/json")
+		require.Equal(t, 201, r.Status, "body: %s", r.Raw)
+		_, err := a.P.Sessions.Verify(ctx, mine.Body["session_token"].(string))
+		require.Error(t, err, "the renewed session is revoked")
+		mine = r
+	}
+	for _, tok := range []any{first.Body["session_token"], mine.Body["session_token"]} {
+		_, err := a.P.Sessions.Verify(ctx, tok.(string))
+		require.NoError(t, err, "the other artifact's session and the last renewal stay live")
+	}
+	r := a.call(t, "POST", "/api/app-tools/sessions", f.Tenant.HostToken, []byte(`{"step_id": "`+f.Step.ID+`", "replaces": 7}`), "Content-Type", "application/json")
+	require.Equal(t, 400, r.Status, "body: %s", r.Raw)
+}
+
 func TestMintReadsTheArtifactLive(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t)

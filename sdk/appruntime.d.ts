@@ -113,7 +113,7 @@ export const VERSION: "1";
 /** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | {type: "runtime_error", verb: Verb, op: string, status: number, message: string} | ({type: "open_citation"} & Citation)} BundleMessage */
 /** The events app.on listens to, with what the handler receives.
  * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
 /** Options of connect.
@@ -656,6 +656,12 @@ export type BundleMessage = {
     type: "request_reason";
     id: number;
     op: string;
+} | {
+    type: "runtime_error";
+    verb: Verb;
+    op: string;
+    status: number;
+    message: string;
 } | ({
     type: "open_citation";
 } & Citation);

@@ -170,7 +170,7 @@ export const VERSION = "1";
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | {type: "runtime_error", verb: Verb, op: string, status: number, message: string} | ({type: "open_citation"} & Citation)} BundleMessage */
 
 /** The events app.on listens to, with what the handler receives.
  * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
@@ -801,6 +801,8 @@ export class AppRuntime {
           continue;
         }
       }
+      // The host may show it (appruntime bundle dev does, beside the frame).
+      this.#post({ type: "runtime_error", verb, op, status, message });
       throw new AppRuntimeError(status, message, { verb, op, retryAfter });
     }
   }

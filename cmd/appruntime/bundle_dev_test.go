@@ -59,20 +59,23 @@ func TestBundleTypesOfTheDemoBindingFromDev(t *testing.T) {
 }
 
 // devBundle is a bundle under development: it reads the demo's invoices
-// through the SDK the API serves and shows mark with the count.
+// through the SDK the API serves and shows mark with the count, then calls
+// an op the binding does not have (refused).
 func devBundle(apiURL, mark string) string {
 	return `<!doctype html><p id="status">loading</p><script type="module">
 import { connect } from "` + apiURL + `/sdk/appruntime.js";
 const app = await connect();
 const page = await app.read("list_invoices", { columns: ["id"], limit: 50 });
 document.getElementById("status").textContent = "` + mark + ` " + page.rows.length + " invoice(s)";
+await app.read("list_invoicez", {}).catch(() => {});
 </script>`
 }
 
 // TestBundleDevReloadsOnSave runs the author's loop beside appruntime dev:
 // `appruntime bundle dev DIR` uploads the directory's index.html, its page
 // mounts it in Chromium as the demo step's artifact and the bundle reads the
-// demo's invoices through the runtime; a save shows as the next version in
+// demo's invoices through the runtime (a refused call is listed beside the
+// frame); a save shows as the next version in
 // the same page with the same session; an upload the API refuses (over
 // 4 MiB) shows its 413 next to the frame, which keeps the version that works.
 func TestBundleDevReloadsOnSave(t *testing.T) {
@@ -104,6 +107,8 @@ func TestBundleDevReloadsOnSave(t *testing.T) {
 	require.NoError(t, chromedp.Do(frame, browser.WaitText("#status", `/^first \d+ invoice\(s\)$/.test(t)`)),
 		"the bundle reads the demo's invoices with the session the page minted")
 	session := browser.Eval[string](t, ctx, `init.session_token`)
+	require.NoError(t, chromedp.Do(ctx, browser.WaitText("#call-errors", `t.includes("read list_invoicez: 400")`)),
+		"a runtime call the API refused is listed beside the frame")
 
 	require.NoError(t, os.WriteFile(index, []byte(devBundle(info.APIURL, "second")), 0o644))
 	require.NoError(t, chromedp.Do(ctx, browser.WaitText("#version", `t.startsWith("version 2 ")`)))

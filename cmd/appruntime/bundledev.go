@@ -307,7 +307,9 @@ func (d *bundleDev) events(w http.ResponseWriter, r *http.Request) {
 // bridge's init message (the page mounts with it, and renews with it).
 func (d *bundleDev) session(w http.ResponseWriter, r *http.Request) {
 	var desc artifact.Descriptor
-	body, _ := json.Marshal(map[string]string{"step_id": d.dev.StepID})
+	// The page names the session it renews (?replaces=), which the mint
+	// revokes: the loop never holds more than one of the task's two.
+	body, _ := json.Marshal(map[string]string{"step_id": d.dev.StepID, "replaces": r.URL.Query().Get("replaces")})
 	err := apiCall(r.Context(), http.MethodPost, d.api+"/api/app-tools/sessions", d.dev.HostToken, "application/json", body, &desc)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -316,7 +318,14 @@ func (d *bundleDev) session(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "the session mint was refused: " + err.Error()})
 		return
 	}
-	_ = json.NewEncoder(w).Encode(desc.Init())
+	_ = json.NewEncoder(w).Encode(devSession{InitMessage: desc.Init(), SessionID: desc.SessionID})
+}
+
+// devSession is what the page gets from /session: the init message, and
+// the session's id, which it names when it renews.
+type devSession struct {
+	artifact.InitMessage
+	SessionID string `json:"session_id"`
 }
 
 // apiCall sends one request to the API with token and decodes a 2xx reply
