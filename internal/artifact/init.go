@@ -9,7 +9,7 @@ import (
 
 // InitMessage is the bridge's init message a host posts to the bundle once
 // it is ready: the session, the runtime descriptor, the step's params, the
-// tool's action schema and the theme (docs/bundle-authors.md#the-bridge).
+// tool's action schema and the theme (docs/bundle-authors.md#the-bundle-sdk).
 // Every host of this repository builds it here: the console's artifact
 // page and `appruntime bundle dev`.
 type InitMessage struct {
