@@ -28,7 +28,7 @@ type mintSessionRequest struct {
 func (s *server) mintSession(c *fiber.Ctx) error {
 	var req mintSessionRequest
 	if err := strictjson.Unmarshal(c.Body(), &req); err != nil {
-		return apperr.Invalidf(`request body must be a JSON object {"step_id": "<uuid>", "replaces"?: "<session id>"} (%s)`, err)
+		return apperr.Invalidf(`request body must be a JSON object {"step_id": "<uuid>"} (%s)`, err)
 	}
 	p := principalOf(c)
 	d, err := s.Artifacts.Mint(c.UserContext(), artifact.MintRequest{
