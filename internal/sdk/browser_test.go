@@ -239,6 +239,7 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 	var bridge []map[string]any
 	var renewAt []time.Time
 	var mcpApps []string
+	var runtimeErrors []map[string]any
 	for _, m := range hostLog {
 		at := time.UnixMilli(int64(m["at"].(float64)))
 		delete(m, "at")
@@ -252,10 +253,16 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 		case "renew_session":
 			renewAt = append(renewAt, at)
 		case "ready", "test_results":
+		case "runtime_error":
+			runtimeErrors = append(runtimeErrors, m)
 		default:
 			bridge = append(bridge, m)
 		}
 	}
+	require.Equal(t, []map[string]any{
+		{"type": "runtime_error", "verb": "run", "op": "always_limited", "status": float64(429), "message": "this surface is calling faster than 5/s"},
+		{"type": "runtime_error", "verb": "write", "op": "not_allowed", "status": float64(403), "message": `op "not_allowed" is not allowed by the binding`},
+	}, runtimeErrors, "each call that finally failed is told to the host, once, after the SDK's retries")
 	require.Equal(t, []map[string]any{
 		{"type": "set_selection_mode", "enabled": true},
 		{"type": "open_citation", "citation_ids": []any{float64(3), float64(4)}, "label": "Line 2", "file_name": "invoice.pdf"},
