@@ -144,23 +144,30 @@ type devState struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// watch uploads the file whenever its size or modification time changes,
-// until ctx ends.
+// watch uploads the file once a change to its size or modification time
+// has held for one poll (a save in progress, a bundler writing a large
+// file, is not sent half-written), until ctx ends.
 func (d *bundleDev) watch(ctx context.Context) {
-	var seen os.FileInfo
+	var last, uploaded os.FileInfo
+	same := func(a, b os.FileInfo) bool {
+		return a != nil && b != nil && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+	}
 	tick := time.NewTicker(bundleDevPoll)
 	defer tick.Stop()
 	for {
 		fi, err := os.Stat(d.path)
 		switch {
 		case err != nil:
-			if seen != nil || d.current().Error == "" {
+			if last != nil || uploaded != nil || d.current().Error == "" {
 				d.set(devState{Error: err.Error()}, true)
 			}
-			seen = nil
-		case seen == nil || fi.Size() != seen.Size() || !fi.ModTime().Equal(seen.ModTime()):
-			seen = fi
+			last, uploaded = nil, nil
+		case same(fi, last) && !same(fi, uploaded):
+			uploaded = fi
 			d.upload(ctx)
+		}
+		if err == nil {
+			last = fi
 		}
 		select {
 		case <-ctx.Done():
