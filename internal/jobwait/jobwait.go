@@ -206,9 +206,7 @@ func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 		if ctx.Err() != nil {
 			return nil, stopped(ctx)
 		}
-		// Redis gone or failing over: a 503 with Retry-After, as every
-		// other Redis refusal (docs/operators.md#redis-sentinel-and-cluster).
-		return nil, apperr.Wrap(err, apperr.Unavailable, "the job queue cannot be reached; retry")
+		return nil, apperr.Wrap(err, apperr.BadGateway, "the job queue cannot be reached; retry")
 	}
 	return w.wait(ctx, id, ch)
 }
