@@ -460,7 +460,10 @@ func TestRunExtractionOfADocumentBomb(t *testing.T) {
 	url, _ := rs.P.Files.URL(file)
 	r := rs.run(t, "reparse", map[string]any{"file_url": url})
 	require.Equal(t, 422, r.Status, string(r.Raw))
-	require.Contains(t, string(r.Raw), "more than 2 MiB of text")
+	// The text limit ends it; on a machine loaded enough (seen under -race
+	// beside the api package's tests), the wall-time budget can come first:
+	// either is the final over_budget naming its limit.
+	require.Regexp(t, `more than 2 MiB of text|took more than 10s, the most one document operation may take`, string(r.Raw))
 	require.Zero(t, rs.model.calls.Load(), "the model is not sent the sheet")
 	require.Equal(t, counts{}, rs.counts(t), "nothing billed or recorded")
 	info, err := asynq.NewInspectorFromRedisClient(rs.Redis.Client).GetQueueInfo(rs.Redis.Queues.Extract)
