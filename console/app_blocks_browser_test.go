@@ -103,22 +103,22 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#fetch")),
+		browser.Press("#fetch"),
 		browser.WaitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
 	))
 
 	// An open-link to http://127.0.0.1 is refused without asking the person.
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#open")),
+		browser.Press("#open"),
 		browser.WaitText("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
 	))
 	require.Equal(t, 0, browser.Eval[int](t, ctx, `window.confirmAsked.length`))
 
 	// ui/message fills the composer and sends nothing; tools/call is refused.
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#message")),
+		browser.Press("#message"),
 		browser.WaitText("#message-status", `t === "message: accepted"`),
-		chromedp.Click(chromedp.CSS("#tool")),
+		browser.Press("#tool"),
 		browser.WaitText("#tool-status", `t.startsWith("tools/call: refused: ")`),
 	))
 	// The final reply completed the task, so the page has no composer for
@@ -135,7 +135,7 @@ func TestAppBlocksOnTheTaskPage(t *testing.T) {
 	require.NoError(t, chromedp.Do(frameB, browser.WaitText("#result", `t === "result B"`)))
 	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assets[1]+`"] iframe`)))
 	require.NoError(t, chromedp.Do(frameB,
-		chromedp.Click(chromedp.CSS("#open")),
+		browser.Press("#open"),
 		browser.WaitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
 	))
 	asked := browser.Eval[[]string](t, ctx, `window.confirmAsked`)

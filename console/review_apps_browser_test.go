@@ -89,11 +89,11 @@ func TestAppBlocksOnTheReviewPage(t *testing.T) {
 	))
 	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(sel(0)+" iframe")))
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#fetch")),
+		browser.Press("#fetch"),
 		browser.WaitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
-		chromedp.Click(chromedp.CSS("#open")),
+		browser.Press("#open"),
 		browser.WaitText("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
-		chromedp.Click(chromedp.CSS("#message")),
+		browser.Press("#message"),
 		browser.WaitText("#message-status", `t === "message: accepted"`),
 	))
 	require.Equal(t, 0, browser.Eval[int](t, ctx, `window.confirmAsked.length`))

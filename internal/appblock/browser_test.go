@@ -136,13 +136,13 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 
 	// Its fetch is blocked by the asset's policy.
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#fetch")),
+		browser.Press("#fetch"),
 		browser.WaitText("#fetch-status", `t === "fetch: blocked by CSP (connect-src)"`),
 	))
 
 	// An open-link to http://127.0.0.1 is refused without asking the person.
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#open")),
+		browser.Press("#open"),
 		browser.WaitText("#open-status", `t === "open-link: refused http://127.0.0.1/"`),
 	))
 	require.Equal(t, 0, browser.Eval[int](t, ctx, `window.confirmAsked.length`), "a refused link is never offered")
@@ -151,9 +151,9 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 
 	// ui/message fills the composer and sends nothing; tools/call is refused.
 	require.NoError(t, chromedp.Do(frameA,
-		chromedp.Click(chromedp.CSS("#message")),
+		browser.Press("#message"),
 		browser.WaitText("#message-status", `t === "message: accepted"`),
-		chromedp.Click(chromedp.CSS("#tool")),
+		browser.Press("#tool"),
 		browser.WaitText("#tool-status", `t.startsWith("tools/call: refused: ") && t.includes("not supported")`),
 	))
 	require.Equal(t, "Hello from the app", browser.Eval[string](t, ctx, `document.getElementById("composer").value`))
@@ -166,7 +166,7 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	require.Equal(t, 1, browser.Eval[int](t, ctx, `window.hostEvents.filter(e => e.name === "message").length`))
 
 	// Size changes are honoured up to 70 % of the viewport.
-	require.NoError(t, chromedp.Do(frameA, chromedp.Click(chromedp.CSS("#grow"))))
+	require.NoError(t, chromedp.Do(frameA, browser.Press("#grow")))
 	require.NoError(t, chromedp.Do(ctx, browser.Poll(
 		`window.hostEvents.some(e => e.name === "size" && e.height === Math.floor(window.innerHeight * 0.7))`, 15*time.Second)))
 	require.Equal(t, browser.Eval[int](t, ctx, `Math.floor(window.innerHeight * 0.7)`),
@@ -178,7 +178,7 @@ func TestMCPAppInTheBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(frameB, browser.WaitText("#result", `t === "result B"`)))
 	require.NoError(t, chromedp.Do(ctx, browser.WaitSteady(`section[data-asset="`+assetB+`"] iframe`)))
 	require.NoError(t, chromedp.Do(frameB,
-		chromedp.Click(chromedp.CSS("#open")),
+		browser.Press("#open"),
 		browser.WaitText("#open-status", `t === "open-link: refused https://example.com/docs"`),
 	))
 	require.Equal(t, []string{"https://example.com/docs"}, browser.Eval[[]string](t, ctx, `window.confirmAsked`))

@@ -200,7 +200,8 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 	if err := in.validate(); err != nil {
 		return "", Claims{}, err
 	}
-	now := time.Now().UTC().Truncate(time.Second) // JWT times are whole seconds
+	issued := time.Now().UTC()
+	now := issued.Truncate(time.Second) // JWT times are whole seconds
 	c := Claims{
 		SessionID:        models.NewID(),
 		WorkspaceID:      in.WorkspaceID,
@@ -262,7 +263,7 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 		}
 		row := models.AppSession{
 			ID: c.SessionID, WorkspaceID: c.WorkspaceID, TaskID: c.TaskID, StepID: c.StepID,
-			ExpiresAt: c.ExpiresAt, CreatedAt: time.Now().UTC(),
+			ExpiresAt: c.ExpiresAt, CreatedAt: issued, // the claims' instant, not after the task lock's wait
 		}
 		if c.UserID != "" {
 			row.UserID = &c.UserID

@@ -118,8 +118,29 @@ func Poll(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
 // WaitText polls (up to 15 s) until the text t of the element sel (a CSS
 // selector) satisfies the JavaScript condition cond, such as
 // `t === "ready"`.
+//
+// On a timeout the error says what the text was, so a failure shows what
+// the page did instead.
 func WaitText(sel, cond string) chromedp.Action[chromedp.Void] {
-	return Poll(`(() => { const e = document.querySelector(`+jsQuote(sel)+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`, pollTimeout)
+	poll := Poll(`(() => { const e = document.querySelector(`+jsQuote(sel)+`); if (!e) return false; const t = e.textContent; return `+cond+`; })()`, pollTimeout)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		v, err := poll(ctx, t)
+		if err == nil {
+			return v, nil
+		}
+		last, lerr := chromedp.Evaluate[string](`(() => { const e = document.querySelector(`+jsQuote(sel)+`); return e ? JSON.stringify(e.textContent) : "no element"; })()`)(context.WithoutCancel(ctx), t)
+		if lerr != nil {
+			return v, err
+		}
+		return v, fmt.Errorf("%w (its text was %s)", err, last)
+	}
+}
+
+// Press clicks the element sel (a CSS selector) through the DOM, not at
+// its coordinates: inside an app's frame that is still resizing (its own
+// status lines grow it), a mouse click can land beside the button.
+func Press(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + jsQuote(sel) + `).click()`)
 }
 
 // pollTimeout bounds each of the waits below.
