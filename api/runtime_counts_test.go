@@ -119,11 +119,15 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 		for i := range warmup {
 			call(i)
 		}
-		p0, s0, r0 := platformPG.Count(), sourcePG.Count(), redisCount.Commands()
+		p0, s0, r0, own0 := platformPG.Count(), sourcePG.Count(), redisCount.Commands(), st.Counted()
 		for i := range n {
 			call(warmup + i)
 		}
-		p, s, r := platformPG.Count().Sub(p0), sourcePG.Count().Sub(s0), redisCount.Commands()-r0
+		p, s, r, own := platformPG.Count().Sub(p0), sourcePG.Count().Sub(s0), redisCount.Commands()-r0, st.Counted()
+		// The platform's own count (appruntime_platform_db_statements_total,
+		// what scripts/bench reads) is what the server was sent.
+		require.Equal(t, [2]uint64{uint64(p.Statements), uint64(p.Transactions)},
+			[2]uint64{own.Statements - own0.Statements, own.Transactions - own0.Transactions}, "%s: the store's own statement count", name)
 		// One more request, not counted, says what a request's statements are.
 		from := len(platformPG.Statements(0))
 		call(warmup + n)

@@ -267,8 +267,10 @@ func run(args []string) error {
 		"own included, and its scripts run (EVALSHA, EVAL, FCALL) (INFO commandstats, server-wide: run the bench alone);\n" +
 		"docs/performance.md#counted-costs has the round trips and Postgres statements per verb\n\n")
 	fmt.Printf("allocs/req: the appruntime api's heap allocations per request over the rounds (go_memstats_mallocs_total of its metrics,\n" +
-		"less a scrape's own)\n\n")
-	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s %11s %10s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "scripts/req", "allocs/req", "ratio per round")
+		"less a scrape's own); platform stmt/tx and source stmt/tx: the statements/transactions per request the api sent the platform's\n" +
+		"Postgres (appruntime_platform_db_*) and the data source (appruntime_datasource_query_duration_seconds), counted over the rounds,\n" +
+		"a write's settles included (the baseline sends its data source one statement per request and no transaction)\n\n")
+	fmt.Printf("%-6s %-10s %10s %9s %9s %14s %12s %9s %11s %10s %11s %11s   %s\n", "verb", "server", "req/s", "p50", "p99", "server CPU/req", "Postgres/req", "Redis/req", "scripts/req", "allocs/req", "platform", "source", "ratio per round")
 	redisOpt, err := redis.ParseURL(o.redisURL)
 	if err != nil {
 		return err
@@ -335,9 +337,9 @@ func run(args []string) error {
 				if err != nil {
 					return err
 				}
-				var mallocs0 int64
+				var api0 apiCounters
 				if t.server == "appruntime" {
-					if mallocs0, err = roundMallocs(metricsAddr); err != nil {
+					if api0, err = roundCounters(metricsAddr); err != nil {
 						return err
 					}
 				}
@@ -355,11 +357,11 @@ func run(args []string) error {
 				}
 				m.cpu, m.dbCPU, m.redis = cpu1-cpu0, postgresCPU()-db0, redis1.sub(redis0)
 				if t.server == "appruntime" {
-					mallocs1, err := mallocs(metricsAddr)
+					api1, err := scrapeAPI(metricsAddr)
 					if err != nil {
 						return err
 					}
-					m.mallocs = mallocs1 - mallocs0
+					m.api = api1.sub(api0)
 				}
 				measured[i].add(m)
 			}
@@ -377,12 +379,16 @@ func run(args []string) error {
 					formatRatios(vsFirst), median(vsFirst))
 			}
 			commands, scripts := m.redisPerRequest()
-			allocs := "-"
+			allocs, platform, source := "-", "-", "-"
 			if m.server == "appruntime" {
-				allocs = fmt.Sprintf("%.0f", m.mallocsPerRequest())
+				allocs = fmt.Sprintf("%.0f", m.apiPerRequest(func(c apiCounters) int64 { return c.mallocs }))
+				platform = fmt.Sprintf("%.2f/%.2f", m.apiPerRequest(func(c apiCounters) int64 { return c.platformStatements }),
+					m.apiPerRequest(func(c apiCounters) int64 { return c.platformTransactions }))
+				source = fmt.Sprintf("%.2f/%.2f", m.apiPerRequest(func(c apiCounters) int64 { return c.sourceStatements }),
+					m.apiPerRequest(func(c apiCounters) int64 { return c.sourceTransactions }))
 			}
-			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f %11.2f %10s   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
-				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), commands, scripts, allocs, perRound)
+			fmt.Printf("%-6s %-10s %10.0f %9s %9s %12.1fµs %10.1fµs %9.2f %11.2f %10s %11s %11s   %s\n", v.verb, m.server, m.medianRPS(), ms(p50), ms(p99),
+				m.medianCPUPerRequest(), m.medianDBCPUPerRequest(), commands, scripts, allocs, platform, source, perRound)
 		}
 		ratio[v.verb] = median(rounds)
 	}
@@ -824,53 +830,98 @@ func (m *measurement) redisPerRequest() (commands, scripts float64) {
 	return float64(total.commands) / float64(requests), float64(total.scripts) / float64(requests)
 }
 
-// mallocsPerRequest is the api's allocations per request over every round.
-func (m *measurement) mallocsPerRequest() float64 {
-	var mallocs, requests int64
+// apiPerRequest is one of the api's counters per request over every
+// round: a total, like redisPerRequest's.
+func (m *measurement) apiPerRequest(counter func(apiCounters) int64) float64 {
+	var total, requests int64
 	for _, r := range m.rounds {
-		mallocs += r.mallocs
+		total += counter(r.api)
 		requests += int64(len(r.latencies))
 	}
 	if requests == 0 {
 		return 0
 	}
-	return float64(mallocs) / float64(requests)
+	return float64(total) / float64(requests)
 }
 
-// roundMallocs is the api's malloc count before a round, less what one
-// scrape allocates (read from two scrapes back to back), so that the
-// round's delta, which ends with a scrape, counts the requests' alone.
-func roundMallocs(addr string) (int64, error) {
-	a, err := mallocs(addr)
-	if err != nil {
-		return 0, err
-	}
-	b, err := mallocs(addr)
-	if err != nil {
-		return 0, err
-	}
-	return b + (b - a), nil
+// apiCounters are counters the appruntime api exports on its metrics:
+// its heap allocations, the statements and transactions it sent the
+// platform's Postgres (appruntime_platform_db_*), and the statements it ran
+// on the data source (appruntime_datasource_query_duration_seconds, BEGIN
+// and COMMIT included; its begins are the transactions).
+type apiCounters struct {
+	mallocs                                  int64
+	platformStatements, platformTransactions int64
+	sourceStatements, sourceTransactions     int64
 }
 
-// mallocs scrapes the api's go_memstats_mallocs_total.
-func mallocs(addr string) (int64, error) {
+func (c apiCounters) sub(before apiCounters) apiCounters {
+	return apiCounters{
+		mallocs:              c.mallocs - before.mallocs,
+		platformStatements:   c.platformStatements - before.platformStatements,
+		platformTransactions: c.platformTransactions - before.platformTransactions,
+		sourceStatements:     c.sourceStatements - before.sourceStatements,
+		sourceTransactions:   c.sourceTransactions - before.sourceTransactions,
+	}
+}
+
+// roundCounters is the api's counters before a round, its malloc count
+// less what one scrape allocates (read from two scrapes back to back), so
+// that the round's delta, which ends with a scrape, counts the requests'
+// alone. A scrape sends no statement of its own within a round (the
+// scrape-time gauges that read the database are cached for 5 s).
+func roundCounters(addr string) (apiCounters, error) {
+	a, err := scrapeAPI(addr)
+	if err != nil {
+		return apiCounters{}, err
+	}
+	b, err := scrapeAPI(addr)
+	if err != nil {
+		return apiCounters{}, err
+	}
+	b.mallocs += b.mallocs - a.mallocs
+	return b, nil
+}
+
+// scrapeAPI reads the api's apiCounters from its metrics.
+func scrapeAPI(addr string) (apiCounters, error) {
 	res, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		return 0, fmt.Errorf("api metrics: %w", err)
+		return apiCounters{}, fmt.Errorf("api metrics: %w", err)
 	}
 	defer res.Body.Close()
+	var c apiCounters
+	seen := false
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_mallocs_total "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return 0, fmt.Errorf("api metrics: go_memstats_mallocs_total %q: %w", v, err)
-			}
-			return int64(f), nil
+		line := sc.Text()
+		var into *int64
+		switch {
+		case strings.HasPrefix(line, "go_memstats_mallocs_total "):
+			into, seen = &c.mallocs, true
+		case strings.HasPrefix(line, "appruntime_platform_db_statements_total "):
+			into = &c.platformStatements
+		case strings.HasPrefix(line, "appruntime_platform_db_transactions_total "):
+			into = &c.platformTransactions
+		case strings.HasPrefix(line, "appruntime_datasource_query_duration_seconds_count{"):
+			into = &c.sourceStatements
+		default:
+			continue
+		}
+		f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return apiCounters{}, fmt.Errorf("api metrics: %q: %w", line, err)
+		}
+		*into += int64(f)
+		if into == &c.sourceStatements && strings.Contains(line, `statement="begin"`) {
+			c.sourceTransactions += int64(f)
 		}
 	}
-	return 0, fmt.Errorf("api metrics: no go_memstats_mallocs_total (%v)", sc.Err())
+	if !seen {
+		return apiCounters{}, fmt.Errorf("api metrics: no go_memstats_mallocs_total (%v)", sc.Err())
+	}
+	return c, nil
 }
 
 // redisCount is what the Redis server has run: every command, those a
@@ -1028,9 +1079,9 @@ type result struct {
 	// redis is what the Redis server ran during the run, for every client
 	// (INFO commandstats has no per-database count).
 	redis redisCount
-	// mallocs is the api's heap allocations during the run (appruntime's
-	// rounds only).
-	mallocs int64
+	// api is the api's counters over the run (appruntime's rounds only):
+	// its heap allocations and its statements.
+	api apiCounters
 }
 
 func (r result) rps() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }

@@ -40,6 +40,11 @@ type Options struct {
 	OutboxLag func(context.Context) (time.Duration, error)
 	// LiveSessions returns the number of app sessions neither expired nor revoked.
 	LiveSessions func(context.Context) (int, error)
+	// PlatformDB, when set, returns the statements and the transactions
+	// (BEGINs) this process has sent the platform's database so far
+	// (store.Store.Counted): counters read on scrape, for the counted
+	// costs per request of docs/performance.md#counted-costs.
+	PlatformDB func() (statements, transactions uint64)
 	// Log receives scrape errors; nil discards them.
 	Log *slog.Logger
 }
@@ -101,6 +106,18 @@ func New(o Options) *Metrics {
 	}, []string{"server", "route", "method", "status"})
 	m.reg.MustRegister(m.rateLimited, m.upstream, m.webhookOK, m.webhookFailed, m.httpDuration)
 
+	if db := o.PlatformDB; db != nil {
+		m.reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: Namespace, Name: "platform_db_statements_total",
+				Help: "Statements this process sent the platform's Postgres database (BEGIN and COMMIT included).",
+			}, func() float64 { n, _ := db(); return float64(n) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: Namespace, Name: "platform_db_transactions_total",
+				Help: "Transactions (BEGINs) this process opened on the platform's Postgres database.",
+			}, func() float64 { _, n := db(); return float64(n) }),
+		)
+	}
 	if o.Queues != nil {
 		m.reg.MustRegister(newQueueCollector(*o.Queues, log))
 	}

@@ -173,6 +173,7 @@ func TestMetricNamesFollowTheConventions(t *testing.T) {
 		Queues:       &metrics.QueueSource{Inspector: asynq.NewInspectorFromRedisClient(rd.Client), Queues: []string{rd.Queues.Events}},
 		OutboxLag:    func(context.Context) (time.Duration, error) { return 0, nil },
 		LiveSessions: func(context.Context) (int, error) { return 0, nil },
+		PlatformDB:   func() (uint64, uint64) { return 3, 1 },
 	})
 	// Every vector gets a child, so its family is exported.
 	m.ObserveVerb("read", metrics.KindRows, 200, time.Millisecond)
@@ -199,6 +200,7 @@ func TestMetricNamesFollowTheConventions(t *testing.T) {
 		"appruntime_outbox_oldest_unsent_age_seconds", "appruntime_webhook_deliveries_total",
 		"appruntime_webhook_delivery_failures_total", "appruntime_live_sessions",
 		"appruntime_http_request_duration_seconds",
+		"appruntime_platform_db_statements_total", "appruntime_platform_db_transactions_total",
 	}, ours, "docs/operators.md#metrics lists exactly these")
 	problems, err := promlint.NewWithMetricFamilies(families).Lint()
 	require.NoError(t, err)

@@ -402,6 +402,13 @@ func (p *Platform) buildMetrics() {
 		capabilities = append(capabilities, c.Name)
 	}
 	p.JobQueues = queue.New(o.Store, o.Redis, o.Queues.Lookup, o.Queues.Extract, o.Queues.Script, o.Queues.Events)
+	var platformDB func() (uint64, uint64)
+	if o.Store.Dialect == config.Postgres { // SQLite's statements are not counted
+		platformDB = func() (uint64, uint64) {
+			c := o.Store.Counted()
+			return c.Statements, c.Transactions
+		}
+	}
 	p.Metrics = metrics.New(metrics.Options{
 		Capabilities: capabilities,
 		Queues: &metrics.QueueSource{Inspector: p.Inspector, Queues: []string{
@@ -409,6 +416,7 @@ func (p *Platform) buildMetrics() {
 		}},
 		OutboxLag:    func(ctx context.Context) (time.Duration, error) { return outbox.OldestUnsentAge(ctx, o.Store.DB) },
 		LiveSessions: func(ctx context.Context) (int, error) { return session.CountLive(ctx, o.Store.DB) },
+		PlatformDB:   platformDB,
 		Log:          o.Log,
 	})
 }

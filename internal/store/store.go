@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -25,6 +27,7 @@ type Store struct {
 	DB      *gorm.DB
 	Dialect config.Dialect
 	sql     *sql.DB
+	counter *statementCounter // Postgres only
 }
 
 // Options tune a Store's connection pool.
@@ -50,9 +53,13 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*Store, error)
 		SkipDefaultTransaction: true,
 	}
 	var db *gorm.DB
+	var counter *statementCounter
 	switch dialect {
 	case config.Postgres:
-		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn}), gcfg)
+		counter = &statementCounter{}
+		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn, OptionOpenDB: []stdlib.OptionOpenDB{
+			stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error { c.Tracer = counter; return nil }),
+		}}), gcfg)
 	case config.SQLite:
 		if dir := filepath.Dir(dsn); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -84,7 +91,7 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*Store, error)
 		// concurrent under WAL while busy_timeout queues the writers.
 		sqlDB.SetMaxOpenConns(4)
 	}
-	s := &Store{DB: db, Dialect: dialect, sql: sqlDB}
+	s := &Store{DB: db, Dialect: dialect, sql: sqlDB, counter: counter}
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := s.Ping(pingCtx); err != nil {
