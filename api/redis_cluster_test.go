@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/config"
@@ -95,4 +98,73 @@ func TestRunOnARedisCluster(t *testing.T) {
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
 	r = f.api.call(t, "POST", "/api/app-runtime/action", f.token, approveBody("approved-on-cluster"))
 	require.Equal(t, 200, r.Status, "%s", r.Raw)
+}
+
+// TestRunSurvivesAClusterFailover kills (SIGKILL) the master holding the
+// /run queue's keys of a cluster whose masters each have a replica, while
+// runs go on: every run is answered, with its result or a retryable
+// refusal (502, 503 or 504) while the cluster elects the replica
+// (cluster-node-timeout 2 s), runs succeed again on the new master, and
+// none ran twice.
+func TestRunSurvivesAClusterFailover(t *testing.T) {
+	t.Parallel()
+	cl := testkit.StartCluster(t, 1)
+	client := cl.Client(t)
+	rd := testkit.RedisOn(client)
+	engine, withEngine := newCountingTranslator(t)
+	f := newRuntimeFixtureOn(t, rd, withEngine)
+	generousRate(f.api)
+	f.allowTranslation(t)
+	startWorker(t, f.api)
+	r := f.run(t, "before the failover")
+	require.Equal(t, 200, r.Status, "%s", r.Raw)
+
+	cc, ok := client.(*redis.ClusterClient)
+	require.True(t, ok, "a redis-cluster:// URL opens a cluster client")
+	master, err := cc.MasterForKey(context.Background(), "asynq:{"+rd.Queues.Lookup+"}:pending")
+	require.NoError(t, err)
+	require.NoError(t, cl.Kill(master.Options().Addr))
+
+	// Until the replica is elected and the clients learn the new slot map,
+	// a run may be refused as retryable; it is never left unanswered or
+	// answered otherwise.
+	var refused []int
+	recovered := false
+	for i := 0; i < 60; i++ { // 200 × (a run's wait + 250 ms)
+		text := fmt.Sprintf("during %d", i)
+		r := f.run(t, text)
+		if r.Status == 200 {
+			require.Contains(t, string(r.Raw), "[de] DURING "+fmt.Sprint(i))
+			recovered = true
+			break
+		}
+		require.Contains(t, []int{502, 503, 504}, r.Status, "run %d: %s", i, r.Raw)
+		require.LessOrEqual(t, engine.ran(text), 1, "run %d ran at most once", i)
+		if len(refused) == 0 || i%20 == 0 {
+			t.Logf("run %d refused: %s", i, r.Raw)
+			for _, a := range cl.Nodes {
+				c := redis.NewClient(&redis.Options{Addr: a})
+				info, err := c.ClusterInfo(context.Background()).Result()
+				_ = c.Close()
+				if err == nil {
+					t.Logf("%s: %s", a, strings.Join(strings.Fields(info)[:3], " "))
+				}
+			}
+		}
+		refused = append(refused, r.Status)
+		time.Sleep(250 * time.Millisecond)
+	}
+	if !recovered {
+		for _, a := range cl.Nodes {
+			t.Logf("node %s:\n%s", a, cl.Log(a))
+		}
+	}
+	require.True(t, recovered, "no run succeeded after the failover (refused: %v)", refused)
+	t.Logf("runs refused while the replica took over: %v", refused)
+	for i := range 5 {
+		text := fmt.Sprintf("after %d", i)
+		r := f.run(t, text)
+		require.Equal(t, 200, r.Status, "%s", r.Raw)
+		require.Equal(t, 1, engine.ran(text), "run %d ran once", i)
+	}
 }

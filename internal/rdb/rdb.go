@@ -39,7 +39,15 @@ func Open(ctx context.Context, url string) (redis.UniversalClient, error) {
 		if c.Protocol == 0 {
 			c.Protocol = 2
 		}
-		client = redis.NewClusterClient(c)
+		// go-redis learns a new slot map from a MOVED reply or every
+		// ClusterStateReloadInterval (60 s by default); a master that died
+		// answers nothing, so after its replica took over the client would
+		// dial the dead address for up to a minute. The hook below asks for
+		// a reload on every such failure; the interval bounds the rest.
+		c.ClusterStateReloadInterval = clusterReloadInterval
+		cc := redis.NewClusterClient(c)
+		cc.AddHook(availabilityHook{unavailable: func() { cc.ReloadState(context.Background()) }})
+		client = cc
 	} else {
 		opts := target.Simple
 		opts.PoolSize = 64
@@ -52,7 +60,9 @@ func Open(ctx context.Context, url string) (redis.UniversalClient, error) {
 		}
 		client = redis.NewClient(opts)
 	}
-	client.AddHook(availabilityHook{})
+	if !IsCluster(client) {
+		client.AddHook(availabilityHook{})
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := client.Ping(pingCtx).Err(); err != nil {
@@ -61,6 +71,10 @@ func Open(ctx context.Context, url string) (redis.UniversalClient, error) {
 	}
 	return client, nil
 }
+
+// clusterReloadInterval is how stale a Cluster client's slot map may get
+// without a failure telling it to reload: one CLUSTER SLOTS per interval.
+const clusterReloadInterval = 5 * time.Second
 
 // IsCluster reports whether client talks to a Redis Cluster, where a
 // plain PUBLISH's subscriber count is one node's only (Broadcast uses

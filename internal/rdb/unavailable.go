@@ -45,28 +45,42 @@ func IsUnavailable(err error) bool {
 
 // availabilityHook turns every command's availability error into
 // apperr.Unavailable (keeping the cause in the chain), so that whatever
-// wraps it further up renders a 503 with Retry-After.
-type availabilityHook struct{}
+// wraps it further up renders a 503 with Retry-After. On a Cluster client
+// it also calls unavailable, which reloads the slot map: the node that
+// failed may have been replaced by its replica.
+type availabilityHook struct {
+	unavailable func()
+}
+
+// failed is err as the hook returns it, and whether that is a new error.
+func (h availabilityHook) failed(err error) (error, bool) {
+	if !IsUnavailable(err) {
+		return err, false
+	}
+	if h.unavailable != nil {
+		h.unavailable()
+	}
+	if apperr.Is(err, apperr.Unavailable) {
+		return err, false
+	}
+	return unavailable(err), true
+}
 
 func (availabilityHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (availabilityHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h availabilityHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if IsUnavailable(err) && !apperr.Is(err, apperr.Unavailable) {
-			err = unavailable(err)
+		err, wrapped := h.failed(next(ctx, cmd))
+		if wrapped {
 			cmd.SetErr(err)
 		}
 		return err
 	}
 }
 
-func (availabilityHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h availabilityHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		if IsUnavailable(err) && !apperr.Is(err, apperr.Unavailable) {
-			err = unavailable(err)
-		}
+		err, _ := h.failed(next(ctx, cmds))
 		return err
 	}
 }

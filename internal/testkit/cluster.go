@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,14 +18,72 @@ import (
 	"github.com/appruntime/appruntime/internal/rdb"
 )
 
-// Cluster is a real three-master Redis Cluster (no replicas) on loopback
-// ports, made from Debian's redis-server with redis-cli --cluster create.
+// Cluster is a real three-master Redis Cluster on loopback ports, made
+// from Debian's redis-server with redis-cli --cluster create: the shared
+// one has no replicas, a private one (StartCluster) may have one per master.
 // Its servers keep no data on disk.
 type Cluster struct {
 	// URL is the REDIS_URL that reaches it through its seeds.
 	URL string
-	// Nodes are the masters' addresses.
+	// Nodes are every node's address (a master's and its replicas').
 	Nodes []string
+	procs map[string]*exec.Cmd // each node's redis-server
+	dir   string               // the nodes' files: their configuration and logs
+}
+
+// Log is the log of the node at addr (its last 4 KiB), for a test's
+// failure message.
+func (c *Cluster) Log(addr string) string {
+	b, err := os.ReadFile(filepath.Join(c.dir, "log-"+port(addr)))
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(0, len(b)-4096):])
+}
+
+// StartCluster starts a private cluster of three masters, each with
+// replicas replicas, for a test that stops its nodes (Kill); it stops with
+// the test. It skips the test when redis-server or redis-cli is missing.
+func StartCluster(t testing.TB, replicas int) *Cluster {
+	t.Helper()
+	needClusterBinaries(t)
+	c, err := startCluster(replicas)
+	if err != nil {
+		t.Fatalf("testkit: start a Redis Cluster: %v", err)
+	}
+	t.Cleanup(c.stop)
+	return c
+}
+
+// Kill stops the node at addr with SIGKILL, as a crashed machine would.
+func (c *Cluster) Kill(addr string) error {
+	p, ok := c.procs[addr]
+	if !ok {
+		return fmt.Errorf("testkit: no node %s", addr)
+	}
+	if err := p.Process.Kill(); err != nil {
+		return err
+	}
+	_ = p.Wait()
+	delete(c.procs, addr)
+	return nil
+}
+
+func (c *Cluster) stop() {
+	for _, p := range c.procs {
+		_ = p.Process.Kill()
+		_ = p.Wait()
+	}
+}
+
+func needClusterBinaries(t testing.TB) {
+	t.Helper()
+	needServer(t, "a Redis Cluster")
+	for _, bin := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("needs %s for the Redis Cluster tests (apt-get install redis-server redis-tools, or run scripts/services.sh)", bin)
+		}
+	}
 }
 
 var (
@@ -39,13 +98,8 @@ var (
 // It skips the test when redis-server or redis-cli is missing.
 func SharedCluster(t testing.TB) *Cluster {
 	t.Helper()
-	needServer(t, "a Redis Cluster")
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s for the Redis Cluster tests (apt-get install redis-server redis-tools, or run scripts/services.sh)", bin)
-		}
-	}
-	clusterOnce.Do(func() { cluster, clusterErr = startCluster() })
+	needClusterBinaries(t)
+	clusterOnce.Do(func() { cluster, clusterErr = startCluster(0) })
 	if clusterErr != nil {
 		t.Fatalf("testkit: start a Redis Cluster: %v", clusterErr)
 	}
@@ -100,22 +154,18 @@ func spawn(cmd *exec.Cmd) error {
 	return <-done
 }
 
-func startCluster() (*Cluster, error) {
+func startCluster(replicas int) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "tk-cluster-")
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{}
-	var procs []*exec.Cmd
+	c := &Cluster{procs: map[string]*exec.Cmd{}, dir: dir}
 	fail := func(err error) (*Cluster, error) {
-		for _, p := range procs {
-			_ = p.Process.Kill()
-			_ = p.Wait()
-		}
+		c.stop()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	for range 3 {
+	for range 3 * (1 + replicas) {
 		addr, err := listenFree()
 		if err != nil {
 			return fail(err)
@@ -127,22 +177,28 @@ func startCluster() (*Cluster, error) {
 		p := port(addr)
 		cmd := exec.Command("redis-server", "--port", p, "--bind", "127.0.0.1", "--dir", dir,
 			"--cluster-enabled", "yes", "--cluster-port", port(bus), "--cluster-config-file", "nodes-"+p+".conf",
-			"--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no", "--dbfilename", "dump-"+p+".rdb")
+			"--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no", "--dbfilename", "dump-"+p+".rdb", "--repl-diskless-sync-delay", "0",
+			"--logfile", filepath.Join(dir, "log-"+p))
 		if err := spawn(cmd); err != nil {
 			return fail(fmt.Errorf("start redis-server: %w", err))
 		}
-		procs = append(procs, cmd)
+		c.procs[addr] = cmd
 		if err := waitAnswering(addr, 5*time.Second); err != nil {
 			return fail(err)
 		}
 		c.Nodes = append(c.Nodes, addr)
 	}
 	args := append([]string{"--cluster", "create"}, c.Nodes...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", fmt.Sprint(replicas), "--cluster-yes")
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("redis-cli --cluster create: %v: %s", err, out))
 	}
 	if err := waitClusterOK(c.Nodes, 20*time.Second); err != nil {
+		return fail(err)
+	}
+	// A replica that never synced with its master would not be elected
+	// in its place: its data's age is unknown.
+	if err := waitReplicasSynced(c.Nodes, 20*time.Second); err != nil {
 		return fail(err)
 	}
 	c.URL = "redis-cluster://" + strings.Join(c.Nodes, ",")
@@ -163,6 +219,29 @@ func waitAnswering(addr string, within time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitReplicasSynced waits until every replica among nodes has its link to
+// its master up.
+func waitReplicasSynced(nodes []string, within time.Duration) error {
+	ctx := context.Background()
+	deadline := time.Now().Add(within)
+	for _, a := range nodes {
+		client := redis.NewClient(&redis.Options{Addr: a})
+		for {
+			info, err := client.Info(ctx, "replication").Result()
+			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = client.Close()
+				return fmt.Errorf("the replica %s has not synced with its master within %s: %v %s", a, within, err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = client.Close()
+	}
+	return nil
 }
 
 // waitClusterOK waits until every node says the cluster is ok, knows every
