@@ -72,7 +72,13 @@ func runWorker(t *testing.T, p *platform.Platform) {
 // own, closed at cleanup.
 func newPlatform(t *testing.T, cfg *config.Config) *platform.Platform {
 	t.Helper()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
+	return newPlatformOn(t, cfg, testkit.Redis(t))
+}
+
+// newPlatformOn builds a platform on a schema of the test's and rd.
+func newPlatformOn(t *testing.T, cfg *config.Config, rd testkit.RedisEnv) *platform.Platform {
+	t.Helper()
+	st := testkit.Schema(t)
 	p, err := platform.New(context.Background(), platform.Options{
 		Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st, Redis: rd.Client,
 		KeyPrefix: rd.Prefix, Queues: rd.Queues,
