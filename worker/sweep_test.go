@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
@@ -70,11 +73,17 @@ func TestOwedJobsSurviveAFlushedRedis(t *testing.T) {
 func newSweepFixture(t *testing.T, failing func(http.ResponseWriter) bool) (*expiryFixture, *testkit.OwnRedis) {
 	t.Helper()
 	own := testkit.StartRedis(t)
-	cfg := testkit.Config(testkit.DatabaseURL(), own.URL)
+	return newSweepFixtureWith(t, testkit.Schema(t), own.URL, own.Client(), failing), own
+}
+
+// newSweepFixtureWith is newSweepFixture on st and the Redis at redisURL.
+func newSweepFixtureWith(t *testing.T, st *store.Store, redisURL string, client redis.UniversalClient, failing func(http.ResponseWriter) bool) *expiryFixture {
+	t.Helper()
+	cfg := testkit.Config(testkit.DatabaseURL(), redisURL)
 	cfg.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.ReviewClaimFor = 3 * time.Second
 	cfg.SweepInterval = time.Second
-	f := &expiryFixture{p: newPlatformOn(t, cfg, testkit.RedisOn(own.Client())), hook: &hookRecorder{}}
+	f := &expiryFixture{p: newPlatformWith(t, cfg, st, testkit.RedisOn(client)), hook: &hookRecorder{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if failing != nil && failing(w) {
 			return
@@ -89,7 +98,7 @@ func newSweepFixture(t *testing.T, failing func(http.ResponseWriter) bool) (*exp
 	require.NoError(t, err)
 	require.NoError(t, f.p.Store.DB.Model(&models.Agent{}).Where("id = ?", f.tn.Agent.ID).
 		Updates(map[string]any{"resume_webhook_url": srv.URL, "webhook_secret_enc": sealed}).Error)
-	return f, own
+	return f
 }
 
 // TestAWebhookRetryKeepsItsCountAndScheduleAcrossAFlushedRedis: a
@@ -148,6 +157,24 @@ func TestAWebhookRetryKeepsItsCountAndScheduleAcrossAFlushedRedis(t *testing.T) 
 // webhook first, then the approval's; the task is resumed once.
 func TestAResumeInFlightSurvivesFLUSHALL(t *testing.T) {
 	f, own := newSweepFixture(t, nil)
+	resumeInFlightSurvives(t, f, own.FlushAll)
+}
+
+// TestAResumeInFlightSurvivesFLUSHALLInDevMode is the same on dev mode's
+// engines: SQLite and the in-process Redis (miniredis).
+func TestAResumeInFlightSurvivesFLUSHALLInDevMode(t *testing.T) {
+	embedded, err := rdb.StartEmbedded()
+	require.NoError(t, err)
+	t.Cleanup(embedded.Close)
+	client, err := rdb.Open(context.Background(), embedded.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	f := newSweepFixtureWith(t, testkit.SQLite(t), embedded.URL, client, nil)
+	resumeInFlightSurvives(t, f, func() { require.NoError(t, client.FlushAll(context.Background()).Err()) })
+}
+
+func resumeInFlightSurvives(t *testing.T, f *expiryFixture, flushAll func()) {
+	t.Helper()
 	db := f.p.Store.DB
 	ctx := context.Background()
 
@@ -168,7 +195,7 @@ func TestAResumeInFlightSurvivesFLUSHALL(t *testing.T) {
 	require.NoError(t, db.Model(&models.Outbox{}).Where("sent_at IS NOT NULL AND done_at IS NULL").Count(&sent).Error)
 	require.EqualValues(t, 2, sent, "the expiry and the resume are in Redis only")
 
-	own.FlushAll()
+	flushAll()
 	f.startWorker(t)
 	require.Eventually(t, func() bool { return len(f.hook.received()) == 2 }, 10*time.Second, 50*time.Millisecond,
 		"both delivered within a sweep interval")
