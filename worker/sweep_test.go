@@ -160,6 +160,13 @@ func TestAResumeInFlightSurvivesFLUSHALL(t *testing.T) {
 	resumeInFlightSurvives(t, f, own.FlushAll)
 }
 
+// TestAResumeInFlightSurvivesARedisRestart is the same when Redis, kept
+// without persistence, is killed and comes back empty.
+func TestAResumeInFlightSurvivesARedisRestart(t *testing.T) {
+	f, own := newSweepFixture(t, nil)
+	resumeInFlightSurvives(t, f, func() { own.Restart(500 * time.Millisecond) })
+}
+
 // TestAResumeInFlightSurvivesFLUSHALLInDevMode is the same on dev mode's
 // engines: SQLite and the in-process Redis (miniredis).
 func TestAResumeInFlightSurvivesFLUSHALLInDevMode(t *testing.T) {
