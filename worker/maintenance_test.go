@@ -13,6 +13,7 @@ import (
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 	"github.com/appruntime/appruntime/worker"
@@ -72,7 +73,18 @@ func runWorker(t *testing.T, p *platform.Platform) {
 // own, closed at cleanup.
 func newPlatform(t *testing.T, cfg *config.Config) *platform.Platform {
 	t.Helper()
-	st, rd := testkit.Schema(t), testkit.Redis(t)
+	return newPlatformOn(t, cfg, testkit.Redis(t))
+}
+
+// newPlatformOn builds a platform on a schema of the test's and rd.
+func newPlatformOn(t *testing.T, cfg *config.Config, rd testkit.RedisEnv) *platform.Platform {
+	t.Helper()
+	return newPlatformWith(t, cfg, testkit.Schema(t), rd)
+}
+
+// newPlatformWith builds a platform on st and rd.
+func newPlatformWith(t *testing.T, cfg *config.Config, st *store.Store, rd testkit.RedisEnv) *platform.Platform {
+	t.Helper()
 	p, err := platform.New(context.Background(), platform.Options{
 		Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st, Redis: rd.Client,
 		KeyPrefix: rd.Prefix, Queues: rd.Queues,

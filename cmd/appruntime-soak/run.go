@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/appruntime/appruntime/internal/outbox"
+	"github.com/appruntime/appruntime/internal/review"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/models"
+)
+
+// runState is what the traffic was acknowledged, for the checks.
+type runState struct {
+	d      *deployment
+	client *client
+	stats  *stats
+
+	mu       sync.Mutex
+	acked    map[string]bool // acknowledged writes by decision
+	sentW    int
+	approved map[string]bool // acknowledged approvals by task id
+	runSent  map[string]int  // /run requests by step
+	runOK    map[string]int  // answered 200 by step
+}
+
+// mint mints a session for step through the host API, retrying refusals.
+func (r *runState) mint(ctx context.Context, step string) string {
+	for ctx.Err() == nil {
+		a := r.client.call("mint", "POST", "/api/app-tools/sessions", r.d.fx.hostToken, map[string]string{"step_id": step})
+		var out struct {
+			SessionToken string `json:"session_token"`
+		}
+		if a.status == 201 && a.json(&out) == nil && out.SessionToken != "" {
+			return out.SessionToken
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return ""
+}
+
+// traffic starts the clients: writes and reads on one session, mints, /run
+// of the CSV lookup tool, and approvals of the parked tasks spread over
+// the run.
+func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
+	loop := func(pause time.Duration, f func(i int)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				f(i)
+				time.Sleep(pause)
+			}
+		}()
+	}
+	token := r.mint(ctx, r.d.fx.writeStep)
+	loop(20*time.Millisecond, func(i int) {
+		d := fmt.Sprintf("w-%d", i)
+		a := r.client.call("write", "POST", "/api/app-runtime/write", token,
+			map[string]any{"op": "record_decision", "payload": map[string]any{"row": map[string]any{"decision": d}}})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.sentW++
+		if a.status == 200 {
+			r.acked[d] = true
+		}
+	})
+	loop(20*time.Millisecond, func(i int) {
+		r.client.call("read", "POST", "/api/app-runtime/read", token,
+			map[string]any{"op": "list_invoices", "payload": map[string]any{"filters": map[string]any{"id": 1 + i%100}}})
+	})
+	loop(250*time.Millisecond, func(int) {
+		r.client.call("mint", "POST", "/api/app-tools/sessions", r.d.fx.hostToken, map[string]string{"step_id": r.d.fx.mintStep})
+	})
+	for _, step := range r.d.fx.runSteps {
+		runToken := r.mint(ctx, step)
+		loop(50*time.Millisecond, func(i int) {
+			r.mu.Lock()
+			r.runSent[step]++
+			r.mu.Unlock()
+			a := r.client.call("run", "POST", "/api/app-runtime/run", runToken, map[string]any{"op": "lookup",
+				"payload": map[string]any{"match_criteria": map[string]any{"id": fmt.Sprint(1 + i%csvRows)}, "return_columns": []string{"name"}}})
+			if a.status == 200 {
+				r.mu.Lock()
+				r.runOK[step]++
+				r.mu.Unlock()
+			}
+		})
+	}
+	// Approvals: one parked task after another, each retried until it is
+	// acknowledged (a 409 after an attempt whose answer was lost is the
+	// earlier attempt's success).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every := r.d.o.duration / time.Duration(len(r.d.fx.approvals)+1)
+		for _, p := range r.d.fx.approvals {
+			t0 := time.Now()
+			tok := r.mint(ctx, p.stepID)
+			unknown := false
+			for ctx.Err() == nil {
+				a := r.client.call("approve", "POST", "/api/app-runtime/action", tok, map[string]any{"op": "approve",
+					"payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "a-" + p.taskID}}}})
+				if a.status == 200 || (a.status == 409 && unknown) {
+					r.mu.Lock()
+					r.approved[p.taskID] = true
+					r.mu.Unlock()
+					break
+				}
+				if !retryable(a) {
+					break
+				}
+				unknown = unknown || a.status == 0
+				time.Sleep(200 * time.Millisecond)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(every - time.Since(t0)):
+			}
+		}
+	}()
+}
+
+// invariants are the checks' counts.
+type invariants struct {
+	lost, doubled, stuck int
+	lines                []string
+}
+
+func (v *invariants) add(name string, checked, lost, doubled, stuck int) {
+	v.lost += lost
+	v.doubled += doubled
+	v.stuck += stuck
+	v.lines = append(v.lines, fmt.Sprintf("%-58s %6d %5d %7d %5d", name, checked, lost, doubled, stuck))
+}
+
+func (v *invariants) print(w io.Writer) {
+	fmt.Fprintf(w, "%-58s %6s %5s %7s %5s\n", "invariant (from the databases)", "count", "lost", "doubled", "stuck")
+	for _, l := range v.lines {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// check waits for owed work to settle (every outbox row done, every
+// expiry due resolved, every approval delivered), at most o.drain, then
+// checks the invariants from the platform's and the data source's
+// databases.
+func (r *runState) check(ctx context.Context) (*invariants, error) {
+	st, err := store.Open(ctx, r.d.dbURL, store.Options{MaxOpenConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	data, err := store.Open(ctx, r.d.dataURL, store.Options{MaxOpenConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	defer data.Close()
+	db := st.DB.WithContext(ctx)
+	fx := r.d.fx
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	deadline := time.Now().Add(r.d.o.drain)
+	for time.Now().Before(deadline) {
+		var open, pending int64
+		db.Model(&models.Outbox{}).Where("done_at IS NULL").Count(&open)
+		db.Model(&models.Step{}).Joins("JOIN tasks ON tasks.id = steps.task_id").
+			Where("tasks.workspace_id = ? AND steps.status = ?", fx.workspaceID, models.StepRunning).Count(&pending)
+		if open == 0 && pending == 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	v := &invariants{}
+
+	// Writes: every acknowledged one is in the data source once, and each
+	// write applied has one feed row.
+	var decisions []struct {
+		Decision string
+		N        int
+	}
+	if err := data.DB.WithContext(ctx).Raw(`SELECT decision, count(*) AS n FROM decisions WHERE decision LIKE 'w-%' GROUP BY decision`).
+		Scan(&decisions).Error; err != nil {
+		return nil, err
+	}
+	applied := map[string]int{}
+	doubled := 0
+	for _, d := range decisions {
+		applied[d.Decision] = d.N
+		if d.N > 1 {
+			doubled++
+		}
+	}
+	lost := 0
+	for d := range r.acked {
+		if applied[d] == 0 {
+			lost++
+		}
+	}
+	v.add(fmt.Sprintf("acknowledged /write applied once (%d sent)", r.sentW), len(r.acked), lost, doubled, 0)
+	var feed int64
+	var writeTask string
+	if err := db.Model(&models.Step{}).Where("id = ?", fx.writeStep).Pluck("task_id", &writeTask).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", writeTask, models.FeedAgentAction).Count(&feed).Error; err != nil {
+		return nil, err
+	}
+	// A write the journal could not complete is recorded by the intent
+	// sweep as outcome unknown: for an acknowledged write that is a lost
+	// feed row (the feed tells the reviewer less than the agent was told).
+	var unknown int64
+	if err := db.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", writeTask, models.FeedAgentActionUnknown).Count(&unknown).Error; err != nil {
+		return nil, err
+	}
+	lostFeed, extraFeed := max(len(decisions)-int(feed), 0), max(int(feed)-len(decisions), 0)
+	v.add(fmt.Sprintf("applied /write has its agent_action feed row (%d unknown)", unknown), len(decisions), lostFeed, extraFeed, 0)
+
+	// Approvals: one resume event each and one verified 2xx delivery.
+	ev := func(taskID string, name string) (int, int, int, error) {
+		var rows []models.Outbox
+		if err := db.Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%"+taskID+"%").Find(&rows).Error; err != nil {
+			return 0, 0, 0, err
+		}
+		lost, doubled := 0, 0
+		switch {
+		case len(rows) == 0:
+			lost++
+		case len(rows) > 1:
+			doubled++
+		}
+		for _, row := range rows {
+			var ok int64
+			if err := db.Model(&models.WebhookDelivery{}).Where("event_id = ? AND status_code BETWEEN 200 AND 299", row.ID).Count(&ok).Error; err != nil {
+				return 0, 0, 0, err
+			}
+			got := r.d.hook.count(row.ID)
+			switch {
+			case ok == 0 || got == 0:
+				lost++
+			case ok > 1 || got > 1:
+				doubled++
+			}
+		}
+		_ = name
+		return len(rows), lost, doubled, nil
+	}
+	var aLost, aDoubled int
+	for _, p := range fx.approvals {
+		if !r.approved[p.taskID] {
+			continue
+		}
+		_, l, d, err := ev(p.taskID, "approval")
+		if err != nil {
+			return nil, err
+		}
+		var n int64
+		if err := data.DB.WithContext(ctx).Raw(`SELECT count(*) FROM decisions WHERE decision = ?`, "a-"+p.taskID).Scan(&n).Error; err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			l++
+		} else if n > 1 {
+			d++
+		}
+		aLost, aDoubled = aLost+l, aDoubled+d
+	}
+	v.add(fmt.Sprintf("approval: 1 row, 1 resume event, 1 signed 2xx webhook (of %d)", len(fx.approvals)), len(r.approved), aLost, aDoubled, 0)
+
+	// /run: each left at most one step (tool_run) on its surface.
+	var rLost, rDoubled, sent, ok int
+	for _, step := range fx.runSteps {
+		var steps int64
+		if err := db.Model(&models.Step{}).Where("parent_step_id = ? AND kind = ?", step, models.StepToolRun).Count(&steps).Error; err != nil {
+			return nil, err
+		}
+		sent, ok = sent+r.runSent[step], ok+r.runOK[step]
+		if int(steps) > r.runSent[step] {
+			rDoubled += int(steps) - r.runSent[step]
+		}
+		if int(steps) < r.runOK[step] {
+			rLost += r.runOK[step] - int(steps)
+		}
+	}
+	v.add(fmt.Sprintf("/run answered 200 left its step, none two (%d sent)", sent), ok, rLost, rDoubled, 0)
+
+	// Expiries due before now: resolved as expired once, with one event.
+	var eLost, eDoubled, eStuck, due int
+	for _, p := range fx.expiries {
+		if p.due.After(time.Now()) {
+			continue
+		}
+		due++
+		var aw models.TaskAwait
+		if err := db.Where("id = ?", p.awaitID).Take(&aw).Error; err != nil {
+			return nil, err
+		}
+		if aw.Status == models.AwaitPending {
+			eStuck++
+			continue
+		}
+		if aw.Reason != review.ReasonExpired {
+			eLost++
+		}
+		_, l, d, err := ev(p.taskID, "expiry")
+		if err != nil {
+			return nil, err
+		}
+		eLost, eDoubled = eLost+l, eDoubled+d
+	}
+	v.add("due await expiry happened once (resume event, webhook)", due, eLost, eDoubled, eStuck)
+
+	// Nothing stuck: no step left running, no owed outbox row undone.
+	var running, open int64
+	if err := db.Model(&models.Step{}).Joins("JOIN tasks ON tasks.id = steps.task_id").
+		Where("tasks.workspace_id = ? AND steps.status = ?", fx.workspaceID, models.StepRunning).Count(&running).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Model(&models.Outbox{}).Where("done_at IS NULL").Count(&open).Error; err != nil {
+		return nil, err
+	}
+	var tasks int64
+	if err := db.Model(&models.Task{}).Where("workspace_id = ?", fx.workspaceID).Count(&tasks).Error; err != nil {
+		return nil, err
+	}
+	v.add("no step running, no outbox row owed after the drain", int(tasks), 0, 0, int(running+open))
+	r.d.hook.mu.Lock()
+	bad := r.d.hook.bad
+	r.d.hook.mu.Unlock()
+	v.add("webhook deliveries failing signature verification", bad, bad, 0, 0)
+	return v, nil
+}
