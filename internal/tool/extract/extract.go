@@ -138,7 +138,7 @@ func citedSchema(outSchema json.RawMessage) json.RawMessage {
 					"page":  map[string]any{"type": "integer", "minimum": 1},
 					"quote": map[string]any{"type": "string"},
 					"box": map[string]any{"type": []string{"object", "null"}, "additionalProperties": false,
-						"required": []string{"x", "y", "w", "h"},
+						"required":   []string{"x", "y", "w", "h"},
 						"properties": map[string]any{"x": fraction, "y": fraction, "w": fraction, "h": fraction}},
 				},
 			}},
