@@ -321,3 +321,10 @@ func (s *Service) ListCitations(ctx context.Context, taskID string, p CitationPa
 	}
 	return CitationList{Citations: list}, nil
 }
+
+// Citations returns taskID's citations with ids, in the order asked, for
+// the reviewer's viewer (open_citation's citation_ids); an id the task
+// does not hold is a not_found error naming it (citation.ByIDs).
+func (s *Service) Citations(ctx context.Context, taskID string, ids []int64) ([]citation.Citation, error) {
+	return citation.ByIDs(ctx, s.st.DB, taskID, ids)
+}
