@@ -75,6 +75,12 @@ func TestCitationsAndASplitInTheReviewersViewer(t *testing.T) {
 	require.True(t, browser.Eval[bool](t, ctx, page("contract.pdf", 3)+`.classList.contains("cited")`), "the viewer did not move")
 	require.Equal(t, 1, browser.Eval[int](t, ctx, `document.querySelectorAll("mark.cited-quote").length`))
 
+	// A page opened without ids drops the highlights with the mark.
+	send(`{type: "open_citation", source_page: 1, file_name: "invoice.pdf"}`)
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(page("invoice.pdf", 1)+`.classList.contains("cited")`, 15*time.Second)))
+	require.Zero(t, browser.Eval[int](t, ctx, `document.querySelectorAll("mark.cited-quote, .citation-box").length`))
+	require.Equal(t, "Signed by both parties", browser.Eval[string](t, ctx, page("contract.pdf", 3)+`.querySelector(".page-text").textContent.trim()`), "the page's text is whole again")
+
 	// A split side by side: the original's four pages beside parts 1-2 and
 	// 3-4; the boundary moves a page earlier; the confirmed split reaches
 	// the bundle.

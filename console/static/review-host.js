@@ -251,7 +251,11 @@
           openCitationsByID(ids, m.label);
           return true;
         }
-        return openCitation(m.file_name, m.source_page || 1, ids, m.label);
+        if (!openCitation(m.file_name, m.source_page, ids, m.label)) {
+          return false;
+        }
+        clearCitationHighlights();
+        return true;
       }
     },
     open_split: {
