@@ -36,6 +36,7 @@ func (s *server) reviewRoutes(app *fiber.App) {
 	g.Post("/tasks/:id/session", s.openReviewSession)
 	g.Post("/tasks/:id/abort", s.abortReview)
 	g.Post("/tasks/:id/translation", s.reviewTranslation)
+	g.Post("/tasks/:id/citations", s.reviewCitations)
 	g.Get("/tasks/:id/assets/:asset", s.showReviewAsset)
 	g.Get("/tasks/:id/files/:file/pages/:page", s.showReviewPageImage)
 	g.Post("/tasks/:id/messages", s.sendReviewMessage)

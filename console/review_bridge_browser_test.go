@@ -115,10 +115,10 @@ func TestReviewerBridgeMessagesInTheBrowser(t *testing.T) {
 		send(bad)
 	}
 	// No file_name: the open document (contract.pdf, not the first one).
-	send(`{type: "open_citation", citation_ids: [3, 4], source_page: 3}`)
+	send(`{type: "open_citation", source_page: 3}`)
 	require.NoError(t, chromedp.Do(ctx, browser.Poll(`cited.length >= 2`, 10*time.Second)))
 	require.Equal(t, []any{"contract.pdf:2", "contract.pdf:3"}, browser.Eval[[]any](t, ctx, `cited`), "malformed citations are ignored")
-	require.Equal(t, "3,4", pageAttr("contract.pdf", 3, "data-citation-ids"))
+	require.Equal(t, "", pageAttr("contract.pdf", 3, "data-citation-ids"), "a source_page names no citation ids")
 	require.Equal(t, "", pageAttr("contract.pdf", 3, "data-citation-label"), "a citation without a label shows none")
 	require.Equal(t, "", pageAttr("contract.pdf", 2, "data-citation-label"), "the previous citation's label is gone with its mark")
 	require.Equal(t, 1, browser.Eval[int](t, ctx, `document.querySelectorAll(".page.cited").length`))

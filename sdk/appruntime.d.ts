@@ -54,6 +54,7 @@ export const VERSION: "1";
  *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean, ocr: boolean, words?: (PageBox & {text: string})[]}},
  *   split_document: {payload: {file_id: string, ranges: {from: number, to: number}[]}, result: {files: (FileInfo & {from: number, to: number})[]}},
  *   get_translation: {payload: {file_id: string, page?: number, target_language: string, granularity?: "page" | "paragraph" | "sentence"}, result: {file_id: string, page: number, target_language: string, granularity: string, segments: {text: string, translated: string}[]}},
+ *   list_citations: {payload: {file_name?: string}, result: {citations: StoredCitation[]}},
  * }} Capabilities */
 /** The shape of one op: what its payload is and what its call resolves with.
  * @typedef {{payload: unknown, result: unknown}} OpShape */
@@ -108,14 +109,23 @@ export const VERSION: "1";
  * @typedef {{type: "host_state", selectionMode: unknown}} HostStateMessage */
 /** The host's answer to request_reason: the reason the reviewer typed, or cancelled.
  * @typedef {{type: "reason", id: number, reason?: string, cancelled?: boolean}} ReasonMessage */
+/** A citation stored on the task from a tool result; id is what openCitation's citation_ids takes.
+ * @typedef {{id: number, file: string, page: number, quote: string, box?: PageBox, created_at: string}} StoredCitation */
+/** The host could not open citation_ids (an id the task does not hold).
+ * @typedef {{type: "citation_error", citation_ids: number[], message: string}} CitationErrorMessage */
+/** A split of a document: its file_id and the parts' page ranges (1-based, inclusive).
+ * @typedef {{file_id: string, ranges: {from: number, to: number}[]}} Split */
+/** The reviewer confirmed a split shown side by side (boundaries maybe moved), or cancelled it.
+ * @typedef {{type: "split_confirmed"} & Split} SplitConfirmedMessage
+ * @typedef {{type: "split_cancelled", file_id: string}} SplitCancelledMessage */
 /** Every message a host posts to the bundle.
- * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage} HostMessage */
+ * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage | CitationErrorMessage | SplitConfirmedMessage | SplitCancelledMessage} HostMessage */
 /** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | {type: "runtime_error", verb: Verb, op: string, status: number, message: string} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | {type: "runtime_error", verb: Verb, op: string, status: number, message: string} | ({type: "open_citation"} & Citation) | ({type: "open_split"} & Split)} BundleMessage */
 /** The events app.on listens to, with what the handler receives.
- * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
+ * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}, citation_error: CitationErrorMessage, split_confirmed: SplitConfirmedMessage, split_cancelled: SplitCancelledMessage}} HostEvents */
 /** Options of connect.
  * @typedef {{maxRetries?: number, maxRetryDelay?: number, renewTimeout?: number, initTimeout?: number, host?: Window}} ConnectOptions */
 /** @typedef {{maxRetries: number, maxRetryDelay: number, renewTimeout: number, initTimeout: number, host?: Window}} Settings */
@@ -241,9 +251,19 @@ export class AppRuntime<Ops extends OpMap = AnyOps> {
      * naming the item of a repeated field, an optional file_name.
      * @param {Citation} citation */
     openCitation(citation: Citation): void;
+    /** Shows a split of a document side by side with its pages in the
+     * reviewer's viewer (split_document's parts: {file_id, ranges}); the
+     * reviewer may move a boundary between parts, then confirms or cancels.
+     * Resolves with the confirmed split (the ranges as confirmed), or null
+     * when the reviewer cancelled; needs split_document.
+     * @param {Split} split
+     * @returns {Promise<Split | null>} */
+    openSplit(split: Split): Promise<Split | null>;
     /** Calls handler(message) for each host message of type:
      * "document_selection" ({text, page, label?}), "host_state"
-     * ({selectionMode}), "session" (after a renewal: {expires_at}). Returns a
+     * ({selectionMode}), "session" (after a renewal: {expires_at}),
+     * "citation_error" ({citation_ids, message}: openCitation named an id the
+     * task does not hold), "split_confirmed" / "split_cancelled". Returns a
      * function that removes the handler.
      * @template {keyof HostEvents} T
      * @param {T} type
@@ -422,6 +442,14 @@ export type Capabilities = {
                 text: string;
                 translated: string;
             }[];
+        };
+    };
+    list_citations: {
+        payload: {
+            file_name?: string;
+        };
+        result: {
+            citations: StoredCitation[];
         };
     };
 };
@@ -623,9 +651,51 @@ export type ReasonMessage = {
     cancelled?: boolean;
 };
 /**
+ * A citation stored on the task from a tool result; id is what openCitation's citation_ids takes.
+ */
+export type StoredCitation = {
+    id: number;
+    file: string;
+    page: number;
+    quote: string;
+    box?: PageBox;
+    created_at: string;
+};
+/**
+ * The host could not open citation_ids (an id the task does not hold).
+ */
+export type CitationErrorMessage = {
+    type: "citation_error";
+    citation_ids: number[];
+    message: string;
+};
+/**
+ * A split of a document: its file_id and the parts' page ranges (1-based, inclusive).
+ */
+export type Split = {
+    file_id: string;
+    ranges: {
+        from: number;
+        to: number;
+    }[];
+};
+/**
+ * The reviewer confirmed a split shown side by side (boundaries maybe moved), or cancelled it.
+ */
+export type SplitConfirmedMessage = {
+    type: "split_confirmed";
+} & Split;
+/**
+ * The reviewer confirmed a split shown side by side (boundaries maybe moved), or cancelled it.
+ */
+export type SplitCancelledMessage = {
+    type: "split_cancelled";
+    file_id: string;
+};
+/**
  * Every message a host posts to the bundle.
  */
-export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage;
+export type HostMessage = InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage | CitationErrorMessage | SplitConfirmedMessage | SplitCancelledMessage;
 /**
  * Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  */
@@ -664,7 +734,9 @@ export type BundleMessage = {
     message: string;
 } | ({
     type: "open_citation";
-} & Citation);
+} & Citation) | ({
+    type: "open_split";
+} & Split);
 /**
  * The events app.on listens to, with what the handler receives.
  */
@@ -674,6 +746,9 @@ export type HostEvents = {
     session: {
         expires_at: string | undefined;
     };
+    citation_error: CitationErrorMessage;
+    split_confirmed: SplitConfirmedMessage;
+    split_cancelled: SplitCancelledMessage;
 };
 /**
  * Options of connect.

@@ -89,6 +89,7 @@ export const VERSION = "1";
  *   file_preview: {payload: {file_id: string, page?: number}, result: FileInfo & {page: number, text: string, truncated: boolean, ocr: boolean, words?: (PageBox & {text: string})[]}},
  *   split_document: {payload: {file_id: string, ranges: {from: number, to: number}[]}, result: {files: (FileInfo & {from: number, to: number})[]}},
  *   get_translation: {payload: {file_id: string, page?: number, target_language: string, granularity?: "page" | "paragraph" | "sentence"}, result: {file_id: string, page: number, target_language: string, granularity: string, segments: {text: string, translated: string}[]}},
+ *   list_citations: {payload: {file_name?: string}, result: {citations: StoredCitation[]}},
  * }} Capabilities */
 
 /** The shape of one op: what its payload is and what its call resolves with.
@@ -163,17 +164,30 @@ export const VERSION = "1";
 /** The host's answer to request_reason: the reason the reviewer typed, or cancelled.
  * @typedef {{type: "reason", id: number, reason?: string, cancelled?: boolean}} ReasonMessage */
 
+/** A citation stored on the task from a tool result; id is what openCitation's citation_ids takes.
+ * @typedef {{id: number, file: string, page: number, quote: string, box?: PageBox, created_at: string}} StoredCitation */
+
+/** The host could not open citation_ids (an id the task does not hold).
+ * @typedef {{type: "citation_error", citation_ids: number[], message: string}} CitationErrorMessage */
+
+/** A split of a document: its file_id and the parts' page ranges (1-based, inclusive).
+ * @typedef {{file_id: string, ranges: {from: number, to: number}[]}} Split */
+
+/** The reviewer confirmed a split shown side by side (boundaries maybe moved), or cancelled it.
+ * @typedef {{type: "split_confirmed"} & Split} SplitConfirmedMessage
+ * @typedef {{type: "split_cancelled", file_id: string}} SplitCancelledMessage */
+
 /** Every message a host posts to the bundle.
- * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage} HostMessage */
+ * @typedef {InitMessage | SessionMessage | DocumentSelectionMessage | HostStateMessage | ReasonMessage | CitationErrorMessage | SplitConfirmedMessage | SplitCancelledMessage} HostMessage */
 
 /** Where a citation points: citation_ids or source_page, a label (≤ 200 characters) and a file_name.
  * @typedef {{citation_ids?: number[], source_page?: number, label?: string, file_name?: string}} Citation */
 
 /** Every message the bundle posts to its host.
- * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | {type: "runtime_error", verb: Verb, op: string, status: number, message: string} | ({type: "open_citation"} & Citation)} BundleMessage */
+ * @typedef {{type: "ready"} | {type: "renew_session"} | {type: "set_selection_mode", enabled: boolean} | {type: "set_translation", show: boolean} | {type: "request_next_review"} | {type: "abort_review_task"} | {type: "request_reason", id: number, op: string} | {type: "runtime_error", verb: Verb, op: string, status: number, message: string} | ({type: "open_citation"} & Citation) | ({type: "open_split"} & Split)} BundleMessage */
 
 /** The events app.on listens to, with what the handler receives.
- * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}}} HostEvents */
+ * @typedef {{document_selection: DocumentSelectionMessage, host_state: HostStateMessage, session: {expires_at: string | undefined}, citation_error: CitationErrorMessage, split_confirmed: SplitConfirmedMessage, split_cancelled: SplitCancelledMessage}} HostEvents */
 
 /** Options of connect.
  * @typedef {{maxRetries?: number, maxRetryDelay?: number, renewTimeout?: number, initTimeout?: number, host?: Window}} ConnectOptions */
@@ -216,6 +230,7 @@ const DEFAULTS = {
 
 const RETRYABLE = new Set([429, 503]);
 const MAX_CITATION_LABEL = 200; // code points (App Tool: open_citation)
+const MAX_SPLIT_RANGES = 50; // split_document's
 const MAX_RENEW_MARGIN = 60000; // renew a minute before expiry, or at 3/4 of a shorter lifetime
 
 /** The MCP Apps protocol version the SDK asks for in ui/initialize. */
@@ -598,9 +613,39 @@ export class AppRuntime {
     this.#post(m);
   }
 
+  /** Shows a split of a document side by side with its pages in the
+   * reviewer's viewer (split_document's parts: {file_id, ranges}); the
+   * reviewer may move a boundary between parts, then confirms or cancels.
+   * Resolves with the confirmed split (the ranges as confirmed), or null
+   * when the reviewer cancelled; needs split_document.
+   * @param {Split} split
+   * @returns {Promise<Split | null>} */
+  openSplit(split) {
+    this.#require("split_document");
+    const s = split || /** @type {Split} */ ({});
+    if (typeof s.file_id !== "string" || s.file_id === "") {
+      throw new AppRuntimeError(400, "open_split: file_id is the split document's file_id");
+    }
+    if (!Array.isArray(s.ranges) || s.ranges.length === 0 || s.ranges.length > MAX_SPLIT_RANGES ||
+        !s.ranges.every((r) => r && Number.isInteger(r.from) && Number.isInteger(r.to) && r.from >= 1 && r.from <= r.to)) {
+      throw new AppRuntimeError(400, "open_split: ranges is 1 to " + MAX_SPLIT_RANGES + " {from, to} page ranges from 1, from <= to");
+    }
+    const fileID = s.file_id;
+    return new Promise((resolve) => {
+      /** @type {Array<() => boolean>} */
+      const offs = [];
+      const done = (/** @type {Split | null} */ value) => { offs.forEach((off) => off()); resolve(value); };
+      offs.push(this.on("split_confirmed", (m) => { if (m.file_id === fileID) done({ file_id: m.file_id, ranges: m.ranges }); }));
+      offs.push(this.on("split_cancelled", (m) => { if (m.file_id === fileID) done(null); }));
+      this.#post({ type: "open_split", file_id: fileID, ranges: s.ranges.map((r) => ({ from: r.from, to: r.to })) });
+    });
+  }
+
   /** Calls handler(message) for each host message of type:
    * "document_selection" ({text, page, label?}), "host_state"
-   * ({selectionMode}), "session" (after a renewal: {expires_at}). Returns a
+   * ({selectionMode}), "session" (after a renewal: {expires_at}),
+   * "citation_error" ({citation_ids, message}: openCitation named an id the
+   * task does not hold), "split_confirmed" / "split_cancelled". Returns a
    * function that removes the handler.
    * @template {keyof HostEvents} T
    * @param {T} type

@@ -247,7 +247,21 @@
         if (m.file_name !== undefined && (typeof m.file_name !== "string" || m.file_name === "")) {
           return false;
         }
-        return openCitation(m.file_name, m.source_page || 1, ids, m.label);
+        if (ids !== undefined) {
+          openCitationsByID(ids, m.label);
+          return true;
+        }
+        if (!openCitation(m.file_name, m.source_page, ids, m.label)) {
+          return false;
+        }
+        clearCitationHighlights();
+        return true;
+      }
+    },
+    open_split: {
+      requires: "split_document",
+      run: function (m) {
+        return openSplit(m);
       }
     }
   };
@@ -296,6 +310,227 @@
     }
     el.classList.add("cited");
     el.scrollIntoView({ block: "start" });
+    return true;
+  }
+
+  // openCitationsByID opens stored citations (issue 30 §2): the first's
+  // file at its page, marked; each cited box highlighted on its page's
+  // image or, without a box, its quote found on the page (OCR's words, else
+  // the page's text). An id the task does not hold is told to the bundle as
+  // {type: "citation_error", citation_ids, message}, and the viewer stays.
+  function openCitationsByID(ids, label) {
+    post("/review/tasks/" + taskID + "/citations", { citation_ids: ids }).then(function (r) {
+      var first = r.citations[0];
+      if (!openCitation(first.file, first.page, ids, label)) {
+        throw new Error("citation " + first.id + " cites page " + first.page + " of " + first.file + ", which the viewer does not show");
+      }
+      clearCitationHighlights();
+      r.citations.forEach(highlightCitation);
+      var shown = document.querySelector(".citation-box, mark.cited-quote");
+      if (shown) {
+        shown.scrollIntoView({ block: "center" });
+      }
+    }).catch(function (err) {
+      toFrame({ type: "citation_error", citation_ids: ids, message: err.message });
+    });
+  }
+
+  function clearCitationHighlights() {
+    Array.prototype.forEach.call(document.querySelectorAll(".citation-box"), function (el) { el.remove(); });
+    Array.prototype.forEach.call(document.querySelectorAll("mark.cited-quote"), function (el) {
+      var parent = el.parentNode;
+      parent.replaceChild(document.createTextNode(el.textContent), el);
+      parent.normalize();
+    });
+  }
+
+  function highlightCitation(c) {
+    var doc = documentNamed(c.file);
+    var page = doc && doc.querySelector('.page[data-page="' + c.page + '"]');
+    if (!page) {
+      return;
+    }
+    var canvas = page.querySelector(".page-canvas");
+    var box = c.box || (canvas ? quoteBox(canvas, c.quote) : null);
+    if (box && canvas) {
+      var el = document.createElement("div");
+      el.className = "citation-box";
+      el.setAttribute("data-citation-id", String(c.id));
+      el.style.left = (box.x * 100) + "%";
+      el.style.top = (box.y * 100) + "%";
+      el.style.width = (box.w * 100) + "%";
+      el.style.height = (box.h * 100) + "%";
+      canvas.appendChild(el);
+    }
+    if (!c.box) {
+      markQuote(page.querySelector(".page-text"), c.quote, c.id);
+    }
+  }
+
+  function words(text) {
+    return text.toLowerCase().split(/\s+/).filter(Boolean);
+  }
+
+  // quoteBox is the box around the run of OCR words that reads the quote
+  // (case and spacing aside), or null.
+  function quoteBox(canvas, quote) {
+    var want = words(quote || "");
+    var spans = canvas.querySelectorAll(".text-layer .word");
+    for (var i = 0; want.length && i + want.length <= spans.length; i++) {
+      var j = 0;
+      while (j < want.length && spans[i + j].textContent.trim().toLowerCase() === want[j]) {
+        j++;
+      }
+      if (j === want.length) {
+        var x0 = 1, y0 = 1, x1 = 0, y1 = 0;
+        for (var k = i; k < i + j; k++) {
+          var b = spans[k].dataset;
+          x0 = Math.min(x0, Number(b.x));
+          y0 = Math.min(y0, Number(b.y));
+          x1 = Math.max(x1, Number(b.x) + Number(b.w));
+          y1 = Math.max(y1, Number(b.y) + Number(b.h));
+        }
+        return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+      }
+    }
+    return null;
+  }
+
+  // markQuote wraps the first place the page's text reads the quote (case
+  // and spacing aside) in <mark class="cited-quote">.
+  function markQuote(pre, quote, id) {
+    var want = words(quote || "");
+    if (!pre || !want.length || !pre.firstChild || pre.firstChild.nodeType !== 3) {
+      return;
+    }
+    var escaped = want.map(function (w) { return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); });
+    var found = new RegExp(escaped.join("\\s+"), "i").exec(pre.firstChild.data);
+    if (!found) {
+      return;
+    }
+    var range = document.createRange();
+    range.setStart(pre.firstChild, found.index);
+    range.setEnd(pre.firstChild, found.index + found[0].length);
+    var mark = document.createElement("mark");
+    mark.className = "cited-quote";
+    mark.setAttribute("data-citation-id", String(id));
+    range.surroundContents(mark);
+  }
+
+  // openSplit shows a split of a document side by side (issue 30 §3): the
+  // original's pages, then each part's, for {file_id, ranges: [{from,
+  // to}]} (split_document's parts). Between two parts the reviewer moves
+  // the boundary a page earlier or later (each part keeps a page); Confirm
+  // sends {type: "split_confirmed", file_id, ranges} to the bundle, Cancel
+  // {type: "split_cancelled", file_id}. A malformed message is ignored.
+  function openSplit(m) {
+    var doc = document.querySelector('.document[data-file-id="' + String(m.file_id) + '"]');
+    var pages = doc ? doc.querySelectorAll(".page").length : 0;
+    if (!doc || !Array.isArray(m.ranges) || m.ranges.length === 0 || m.ranges.length > 50 ||
+        !m.ranges.every(function (r) {
+          return r && Number.isInteger(r.from) && Number.isInteger(r.to) && r.from >= 1 && r.from <= r.to && r.to <= pages;
+        })) {
+      return false;
+    }
+    var ranges = m.ranges.map(function (r) { return { from: r.from, to: r.to }; });
+    var old = document.getElementById("split-view");
+    if (old) {
+      old.remove();
+    }
+    var view = document.createElement("section");
+    view.id = "split-view";
+    view.className = "split-view card";
+    view.setAttribute("data-file-id", m.file_id);
+    var viewer = document.getElementById("viewer");
+    viewer.parentNode.insertBefore(view, viewer);
+
+    function thumb(n) {
+      var fig = document.createElement("figure");
+      fig.className = "split-page";
+      fig.setAttribute("data-page", String(n));
+      var img = doc.querySelector('.thumb[data-page="' + n + '"] img');
+      if (img) {
+        var copy = document.createElement("img");
+        copy.src = img.getAttribute("src");
+        copy.alt = "Page " + n;
+        fig.appendChild(copy);
+      }
+      var cap = document.createElement("figcaption");
+      cap.textContent = "Page " + n;
+      fig.appendChild(cap);
+      return fig;
+    }
+
+    function column(title, from, to, cls) {
+      var col = document.createElement("div");
+      col.className = "split-column " + cls;
+      var h = document.createElement("h3");
+      h.textContent = title;
+      col.appendChild(h);
+      for (var n = from; n <= to; n++) {
+        col.appendChild(thumb(n));
+      }
+      return col;
+    }
+
+    function button(text, id, enabled, onClick) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "link";
+      b.id = id;
+      b.textContent = text;
+      b.disabled = !enabled;
+      b.addEventListener("click", onClick);
+      return b;
+    }
+
+    function render() {
+      view.textContent = "";
+      var head = document.createElement("h2");
+      head.textContent = "Split of " + doc.getAttribute("data-file-name");
+      view.appendChild(head);
+      var cols = document.createElement("div");
+      cols.className = "split-columns";
+      cols.appendChild(column("Original", 1, pages, "split-original"));
+      ranges.forEach(function (r, i) {
+        if (i > 0) {
+          var prev = ranges[i - 1];
+          var bound = document.createElement("div");
+          bound.className = "split-boundary";
+          bound.appendChild(button("◀ earlier", "split-boundary-" + i + "-earlier", prev.to > prev.from, function () {
+            prev.to--;
+            r.from--;
+            render();
+          }));
+          bound.appendChild(button("later ▶", "split-boundary-" + i + "-later", r.from < r.to, function () {
+            prev.to++;
+            r.from++;
+            render();
+          }));
+          cols.appendChild(bound);
+        }
+        var col = column("Part " + (i + 1) + ": pages " + r.from + "–" + r.to, r.from, r.to, "split-part");
+        col.setAttribute("data-part", String(i + 1));
+        col.setAttribute("data-from", String(r.from));
+        col.setAttribute("data-to", String(r.to));
+        cols.appendChild(col);
+      });
+      view.appendChild(cols);
+      var actions = document.createElement("p");
+      actions.appendChild(button("Confirm split", "split-confirm", true, function () {
+        view.remove();
+        toFrame({ type: "split_confirmed", file_id: m.file_id, ranges: ranges });
+      }));
+      actions.appendChild(document.createTextNode(" "));
+      actions.appendChild(button("Cancel", "split-cancel", true, function () {
+        view.remove();
+        toFrame({ type: "split_cancelled", file_id: m.file_id });
+      }));
+      actions.firstChild.className = "primary";
+      view.appendChild(actions);
+    }
+    render();
+    view.scrollIntoView({ block: "start" });
     return true;
   }
 

@@ -125,7 +125,7 @@ var All = []Tool{
 		Name: models.BaseExtraction, Runnable: true,
 		QueueClass: jobs.QueueExtract, Deadline: jobs.ExtractDeadline,
 		RequiredConfig: []string{"instructions", "output_schema"},
-		OptionalConfig: []string{"pause_on_validation", "validations", "model"},
+		OptionalConfig: []string{"pause_on_validation", "validations", "model", "citations"},
 		// The instructions, output schema, validations, model and cost
 		// settings come from the configured tool.
 		BundleParams:  []string{"file_url", "sheets"},

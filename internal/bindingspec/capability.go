@@ -22,6 +22,7 @@ var Catalog = []Capability{
 	{Name: "document_selection", Host: true},
 	{Name: "next_review_task", Host: true},
 	{Name: "abort_review_task", Host: true},
+	{Name: "list_citations"},
 }
 
 // LookupCapability returns the catalog entry of name.

@@ -198,7 +198,7 @@ func TestValidateRefusals(t *testing.T) {
 
 		// Capabilities.
 		{"unknown capability", "b", "postgres", "$PG", `{"capabilities":["list_files","teleport"]}`,
-			`capabilities[1] "teleport": unknown capability (known: file_preview, list_files, split_document, get_translation, document_selection, next_review_task, abort_review_task)`},
+			`capabilities[1] "teleport": unknown capability (known: file_preview, list_files, split_document, get_translation, document_selection, next_review_task, abort_review_task, list_citations)`},
 		{"capability twice", "b", "postgres", "$PG", `{"capabilities":["document_selection","document_selection"]}`,
 			`capabilities[1] "document_selection": capability is listed twice`},
 		{"capabilities not names", "b", "postgres", "$PG", `{"capabilities":[{"name":"list_files"}]}`,

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/citation"
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/storage"
@@ -28,6 +29,7 @@ const (
 	FilePreview    = "file_preview"
 	SplitDocument  = "split_document"
 	GetTranslation = "get_translation"
+	ListCitations  = "list_citations"
 )
 
 // Service serves the capabilities.
@@ -87,7 +89,7 @@ func New(o Options) *Service {
 // configured. It is what runtime.capabilities is built from.
 func (s *Service) Serves(name string) bool {
 	switch name {
-	case ListFiles, FilePreview, SplitDocument:
+	case ListFiles, FilePreview, SplitDocument, ListCitations:
 		return true
 	case GetTranslation:
 		return s.translator != nil
@@ -128,6 +130,12 @@ func (s *Service) Call(ctx context.Context, taskID, name string, payload json.Ra
 			return nil, err
 		}
 		return s.GetTranslation(ctx, taskID, p)
+	case ListCitations:
+		var p CitationParams
+		if err := decode(payload, &p); err != nil {
+			return nil, err
+		}
+		return s.ListCitations(ctx, taskID, p)
 	}
 	return nil, apperr.NotImplementedf("this deployment does not serve capability %q", name)
 }
@@ -288,4 +296,35 @@ func (s *Service) agentOf(ctx context.Context, taskID string) (models.Agent, err
 		return a, fmt.Errorf("capability: find the task's agent: %w", err)
 	}
 	return a, nil
+}
+
+// CitationParams are list_citations': file_name, when set, keeps the
+// citations of that file of the task.
+type CitationParams struct {
+	FileName string `json:"file_name"`
+}
+
+// CitationList is list_citations' result: the task's citations, oldest
+// first, each with the id open_citation's citation_ids takes.
+type CitationList struct {
+	Citations []citation.Citation `json:"citations"`
+}
+
+// ListCitations is list_citations (internal/citation).
+func (s *Service) ListCitations(ctx context.Context, taskID string, p CitationParams) (CitationList, error) {
+	if !models.IsID(taskID) {
+		return CitationList{}, apperr.NotFoundf("task %s not found", taskID)
+	}
+	list, err := citation.List(ctx, s.st.DB, taskID, p.FileName)
+	if err != nil {
+		return CitationList{}, err
+	}
+	return CitationList{Citations: list}, nil
+}
+
+// Citations returns taskID's citations with ids, in the order asked, for
+// the reviewer's viewer (open_citation's citation_ids); an id the task
+// does not hold is a not_found error naming it (citation.ByIDs).
+func (s *Service) Citations(ctx context.Context, taskID string, ids []int64) ([]citation.Citation, error) {
+	return citation.ByIDs(ctx, s.st.DB, taskID, ids)
 }

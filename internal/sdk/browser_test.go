@@ -197,6 +197,9 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 		CitationWithoutTarget thrown          `json:"citationWithoutTarget"`
 		CitationLongLabel     thrown          `json:"citationLongLabel"`
 		CitationBadPage       thrown          `json:"citationBadPage"`
+		CitationError         map[string]any  `json:"citationError"`
+		Split                 map[string]any  `json:"split"`
+		SplitBadRanges        thrown          `json:"splitBadRanges"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(resultsJSON), &results), resultsJSON)
 	require.Empty(t, results.Error)
@@ -268,7 +271,14 @@ func TestABundleOnTheSDKInChromium(t *testing.T) {
 		{"type": "open_citation", "citation_ids": []any{float64(3), float64(4)}, "label": "Line 2", "file_name": "invoice.pdf"},
 		{"type": "open_citation", "source_page": float64(7)},
 		{"type": "abort_review_task"},
-	}, bridge, "invalid citations and ungranted requests never reach the host")
+		{"type": "open_citation", "citation_ids": []any{float64(404)}},
+		{"type": "open_split", "file_id": "file-1", "ranges": []any{map[string]any{"from": float64(1), "to": float64(2)}, map[string]any{"from": float64(3), "to": float64(4)}}},
+	}, bridge, "invalid citations, splits and ungranted requests never reach the host")
+	require.Equal(t, map[string]any{"type": "citation_error", "citation_ids": []any{float64(404)}, "message": "unknown citation id 404"}, results.CitationError)
+	require.Equal(t, map[string]any{"file_id": "file-1", "ranges": []any{map[string]any{"from": float64(1), "to": float64(1)}, map[string]any{"from": float64(2), "to": float64(4)}}},
+		results.Split, "openSplit resolves with the split the reviewer confirmed, not another file's cancel")
+	require.Equal(t, 400, results.SplitBadRanges.Status)
+	require.Contains(t, results.SplitBadRanges.Message, "open_split")
 	require.Equal(t, []string{"ui/initialize"}, mcpApps, "unanswered, ui/initialize is all of the MCP Apps bridge a host of ours hears")
 	require.Equal(t, "text", results.HostState)
 	require.Equal(t, map[string]any{"text": "ACME Corp", "page": float64(2), "label": "vendor"}, results.Selection)

@@ -174,10 +174,12 @@ func checkConfig(row basetool.Tool, raw json.RawMessage) (models.JSON, error) {
 		if _, err := schema.Compile(cfg["output_schema"], "config.output_schema"); err != nil {
 			return nil, err
 		}
-		if v, ok := cfg["pause_on_validation"]; ok {
-			var b bool
-			if json.Unmarshal(v, &b) != nil {
-				return nil, apperr.Invalidf("config.pause_on_validation must be true or false")
+		for _, key := range []string{"pause_on_validation", "citations"} {
+			if v, ok := cfg[key]; ok {
+				var b bool
+				if json.Unmarshal(v, &b) != nil {
+					return nil, apperr.Invalidf("config.%s must be true or false", key)
+				}
 			}
 		}
 		if v, ok := cfg["validations"]; ok {

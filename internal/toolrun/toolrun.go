@@ -12,6 +12,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/basetool"
+	"github.com/appruntime/appruntime/internal/citation"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/integration"
@@ -78,7 +79,11 @@ func (r *Runner) Run(ctx context.Context, runID string, a jobs.RunTool) (json.Ra
 	if len(reply.Output) == 0 {
 		reply.Output = json.RawMessage("null")
 	}
-	if err := r.record(ctx, runID, a, call, reply, units); err != nil {
+	cites, err := r.citations(call, &reply)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.record(ctx, runID, a, call, &reply, units, cites); err != nil {
 		if ctx.Err() != nil {
 			return nil, tool.Stopped(ctx)
 		}
@@ -184,11 +189,57 @@ func notFound(err error, what string) error {
 	return fmt.Errorf("toolrun: load %s: %w", what, err)
 }
 
-// record writes the run's step, feed card and usage in one transaction: a
-// step when the op records or the run billed, a card when the op records,
-// usage when it billed. The step's id is the run's id, so a second run of
-// the same job fails to insert instead of recording twice.
-func (r *Runner) record(ctx context.Context, runID string, a jobs.RunTool, call tool.Call, reply Reply, units int) error {
+// citations reads the citations of a successful reply's output
+// (internal/citation): one without a file cites the document the tool
+// read. Malformed ones turn the reply into the tool's reported error, so
+// nothing of them is stored and the bundle is told which one.
+func (r *Runner) citations(call tool.Call, reply *Reply) ([]citation.Input, error) {
+	if reply.Error != nil {
+		return nil, nil
+	}
+	file := ""
+	if call.Document != nil {
+		file = call.Document.Name
+	}
+	cites, err := citation.Parse(reply.Output, file)
+	if apperr.Is(err, apperr.Invalid) {
+		_, _, why := apperr.Public(err)
+		msg := "the tool's result has malformed citations: " + why
+		*reply = Reply{Kind: "run", Status: "error", Output: json.RawMessage("null"), Error: &msg}
+		return nil, nil
+	}
+	return cites, err
+}
+
+// record writes the run's step, feed card, usage and citations in one
+// transaction: a step when the op records or the run billed, a card when
+// the op records, usage when it billed, citations when the output carries
+// them (reply's output then gets their ids). The step's id is the run's
+// id, so a second run of the same job fails to insert instead of recording
+// twice.
+func (r *Runner) record(ctx context.Context, runID string, a jobs.RunTool, call tool.Call, reply *Reply, units int, cites []citation.Input) error {
+	if len(cites) > 0 {
+		return r.Store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			stored, err := citation.Save(ctx, tx, a.TaskID, runID, cites)
+			if err != nil {
+				return err
+			}
+			if reply.Output, err = citation.Attach(reply.Output, stored); err != nil {
+				return err
+			}
+			return r.recordRun(ctx, tx, runID, a, call, *reply, units)
+		})
+	}
+	if !a.Record && units == 0 {
+		return nil
+	}
+	return r.Store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return r.recordRun(ctx, tx, runID, a, call, *reply, units)
+	})
+}
+
+// recordRun writes the run's step, feed card and usage in tx.
+func (r *Runner) recordRun(ctx context.Context, tx *gorm.DB, runID string, a jobs.RunTool, call tool.Call, reply Reply, units int) error {
 	if !a.Record && units == 0 {
 		return nil
 	}
@@ -210,23 +261,21 @@ func (r *Runner) record(ctx context.Context, runID string, a jobs.RunTool, call 
 		ID: runID, TaskID: a.TaskID, ParentStepID: &parent, Kind: kind, ConfiguredToolID: toolID,
 		Status: status, Input: models.JSON(a.Input), Output: models.JSON(reply.Output), Error: errText,
 	}
-	return r.Store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&step).Error; err != nil {
-			return fmt.Errorf("toolrun: record step: %w", err)
+	if err := tx.Create(&step).Error; err != nil {
+		return fmt.Errorf("toolrun: record step: %w", err)
+	}
+	if units > 0 {
+		u := models.UsageRecord{ID: models.NewID(), TaskID: a.TaskID, StepID: runID, Tool: a.BaseTool, Units: float64(units), Rate: basetool.RateOf(a.BaseTool)}
+		if err := tx.Create(&u).Error; err != nil {
+			return fmt.Errorf("toolrun: record usage: %w", err)
 		}
-		if units > 0 {
-			u := models.UsageRecord{ID: models.NewID(), TaskID: a.TaskID, StepID: runID, Tool: a.BaseTool, Units: float64(units), Rate: basetool.RateOf(a.BaseTool)}
-			if err := tx.Create(&u).Error; err != nil {
-				return fmt.Errorf("toolrun: record usage: %w", err)
-			}
-		}
-		if !a.Record {
-			return nil
-		}
-		card := models.FeedEvent{
-			TaskID: a.TaskID, StepID: &step.ID, Type: FeedToolRun, Name: name, Actor: a.Actor,
-			Payload: models.MustJSON(map[string]any{"op": a.Op, "tool": name, "base_tool": a.BaseTool, "status": status, "error": reply.Error, "units": units}),
-		}
-		return feed.Insert(ctx, tx, false, card)
-	})
+	}
+	if !a.Record {
+		return nil
+	}
+	card := models.FeedEvent{
+		TaskID: a.TaskID, StepID: &step.ID, Type: FeedToolRun, Name: name, Actor: a.Actor,
+		Payload: models.MustJSON(map[string]any{"op": a.Op, "tool": name, "base_tool": a.BaseTool, "status": status, "error": reply.Error, "units": units}),
+	}
+	return feed.Insert(ctx, tx, false, card)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/citation"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/tool"
@@ -118,4 +119,53 @@ func TestNothingTwiceNothingHalf(t *testing.T) {
 	_, err = r.Run(ctx, models.NewID(), f.job(models.BaseTranslateText, true))
 	require.True(t, apperr.Is(err, apperr.Timeout), "%v", err)
 	require.Equal(t, counts{1, 1, 1}, f.counts(t), "nothing of the cancelled run was written")
+}
+
+// TestARunsCitationsAreStoredOnTheTaskWithTheirIDsInTheResult: a tool
+// result's citations are stored on the session's task and come back with
+// their ids, in the run's transaction; malformed ones are the tool's
+// reported error and store nothing.
+func TestARunsCitationsAreStoredOnTheTaskWithTheirIDsInTheResult(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	output := `{"data":{"total":"42.00"},"citations":[{"file":"invoice.pdf","page":2,"quote":"Total 42.00","box":{"x":0.1,"y":0.2,"w":0.3,"h":0.04}},{"file":"invoice.pdf","page":1,"quote":"ACME"}]}`
+	r := &toolrun.Runner{Store: f.st, Tools: tool.Set{models.BaseTranslateText: tool.Func(func(context.Context, tool.Call) (tool.Result, error) {
+		return tool.Result{Output: json.RawMessage(output)}, nil
+	})}}
+	out, err := r.Run(context.Background(), models.NewID(), f.job(models.BaseTranslateText, false))
+	require.NoError(t, err)
+	var reply struct {
+		Status string `json:"status"`
+		Output struct {
+			Data      map[string]string `json:"data"`
+			Citations []struct {
+				ID    int64  `json:"id"`
+				File  string `json:"file"`
+				Page  int    `json:"page"`
+				Quote string `json:"quote"`
+			} `json:"citations"`
+		} `json:"output"`
+	}
+	require.NoError(t, json.Unmarshal(out, &reply))
+	require.Equal(t, "ok", reply.Status)
+	require.Equal(t, "42.00", reply.Output.Data["total"])
+	require.Len(t, reply.Output.Citations, 2)
+	stored, err := citation.List(context.Background(), f.st.DB, f.taskID, "")
+	require.NoError(t, err)
+	require.Len(t, stored, 2)
+	require.Equal(t, stored[0].ID, reply.Output.Citations[0].ID)
+	require.Equal(t, stored[1].ID, reply.Output.Citations[1].ID)
+	require.Equal(t, "ACME", stored[1].Quote)
+	require.Equal(t, counts{}, f.counts(t), "a quiet unbilled run records no step, only its citations")
+
+	output = `{"citations":[{"file":"invoice.pdf","page":0,"quote":"x"}]}`
+	out, err = r.Run(context.Background(), models.NewID(), f.job(models.BaseTranslateText, true))
+	require.NoError(t, err)
+	var failed toolrun.Reply
+	require.NoError(t, json.Unmarshal(out, &failed))
+	require.Equal(t, "error", failed.Status)
+	require.Contains(t, *failed.Error, "citations[0]: page is a page number from 1")
+	stored, err = citation.List(context.Background(), f.st.DB, f.taskID, "")
+	require.NoError(t, err)
+	require.Len(t, stored, 2, "malformed citations store nothing")
 }

@@ -37,6 +37,9 @@ export async function review(): Promise<string> {
   app.on("document_selection", (m) => { const p: number = m.page; void p; });
   app.on("session", (m) => { void m.expires_at; });
   app.openCitation({ citation_ids: [3], label: "Line 2" });
+  app.on("citation_error", (m) => { const unknown: number[] = m.citation_ids; void unknown; });
+  const split = await app.openSplit({ file_id: "f1", ranges: [{ from: 1, to: 2 }, { from: 3, to: 4 }] });
+  const confirmed: number = split ? split.ranges.length : 0;
   const renewed: Date = await app.renewSession();
 
   // @ts-expect-error an op the binding does not declare
@@ -76,7 +79,7 @@ export async function review(): Promise<string> {
     if (err instanceof AppRuntimeError && err.status === 429) return `retry in ${err.retryAfter ?? 1} s`;
     throw err;
   }
-  return [version, columns, cursor, upstream, n, resolved, ran, first, text, renewed].join(" ");
+  return [version, columns, cursor, upstream, n, resolved, ran, first, text, renewed, confirmed].join(" ");
 }
 
 // Without a binding's types, any op name goes and the verbs' general shapes apply.

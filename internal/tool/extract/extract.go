@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/schema"
 	"github.com/appruntime/appruntime/internal/tool"
+	"github.com/appruntime/appruntime/models"
 )
 
 // Executor runs structured_data_extraction.
@@ -39,6 +40,10 @@ type settings struct {
 	PauseOnValidation bool              `json:"pause_on_validation"`
 	Validations       []json.RawMessage `json:"validations"`
 	Model             string            `json:"model"`
+	// Citations asks the model where in the document each answer lies
+	// (issue 30 §2): the output then carries citations, which the run
+	// stores on the task (internal/citation).
+	Citations bool `json:"citations"`
 }
 
 // input is what a bundle supplies (basetool.Tool.BundleParams).
@@ -48,8 +53,9 @@ type input struct {
 }
 
 type output struct {
-	Data  json.RawMessage `json:"data"`
-	Pages int             `json:"pages"`
+	Data      json.RawMessage `json:"data"`
+	Pages     int             `json:"pages"`
+	Citations json.RawMessage `json:"citations,omitempty"`
 }
 
 // Run implements tool.Executor.
@@ -82,23 +88,62 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	answer, err := e.model.CompleteSchema(ctx, cfg.Model, "extraction", cfg.OutputSchema, []llm.Message{
+	answerSchema := cfg.OutputSchema
+	if cfg.Citations {
+		answerSchema = citedSchema(cfg.OutputSchema)
+	}
+	answer, err := e.model.CompleteSchema(ctx, cfg.Model, "extraction", answerSchema, []llm.Message{
 		{Role: "system", Content: systemPrompt(cfg)},
 		{Role: "user", Parts: parts},
 	})
 	if err != nil {
 		return tool.Result{}, modelError(ctx, err, pages)
 	}
-	if err := conforms(outSchema, answer); err != nil {
+	out := output{Data: answer, Pages: pages}
+	if cfg.Citations {
+		var cited struct {
+			Data      json.RawMessage `json:"data"`
+			Citations json.RawMessage `json:"citations"`
+		}
+		if err := json.Unmarshal(answer, &cited); err != nil || len(cited.Data) == 0 {
+			return tool.Result{}, &tool.Failure{Message: "the model's answer has no data beside its citations", Units: pages}
+		}
+		out.Data, out.Citations = cited.Data, cited.Citations
+	}
+	if err := conforms(outSchema, out.Data); err != nil {
 		f := tool.Failf("the model's answer does not match the output schema: %v", err)
 		f.Units = pages
 		return tool.Result{}, f
 	}
-	raw, err := json.Marshal(output{Data: answer, Pages: pages})
+	raw, err := json.Marshal(out)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("extract: encode: %w", err)
 	}
 	return tool.Result{Output: raw, Units: pages}, nil
+}
+
+// citedSchema is the answer asked of the model when the tool cites: the
+// output schema's data beside the citations of where each value was read
+// (page from 1, the quoted text, and the box on the page as fractions of
+// its width and height, or null when the model cannot place it).
+func citedSchema(outSchema json.RawMessage) json.RawMessage {
+	fraction := map[string]any{"type": "number", "minimum": 0, "maximum": 1}
+	return json.RawMessage(models.MustJSON(map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"data", "citations"},
+		"properties": map[string]any{
+			"data": outSchema,
+			"citations": map[string]any{"type": "array", "items": map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"page", "quote", "box"},
+				"properties": map[string]any{
+					"page":  map[string]any{"type": "integer", "minimum": 1},
+					"quote": map[string]any{"type": "string"},
+					"box": map[string]any{"type": []string{"object", "null"}, "additionalProperties": false,
+						"required":   []string{"x", "y", "w", "h"},
+						"properties": map[string]any{"x": fraction, "y": fraction, "w": fraction, "h": fraction}},
+				},
+			}},
+		},
+	}))
 }
 
 // systemPrompt carries the configured tool's instructions and validations.
@@ -107,6 +152,9 @@ func systemPrompt(cfg settings) string {
 	b.WriteString("You extract structured data from the document the user sends.\n\nInstructions:\n")
 	b.WriteString(cfg.Instructions)
 	b.WriteString("\n\nAnswer with one JSON object that matches the JSON Schema of the response format.")
+	if cfg.Citations {
+		b.WriteString(" Put the extracted values in data, and in citations where in the document each was read: the page (from 1), the exact text quoted, and its box on the page as fractions of the page's width and height from its top left (null when unknown).")
+	}
 	if len(cfg.Validations) > 0 {
 		b.WriteString("\n\nThe answer must also pass these validations:")
 		for _, v := range cfg.Validations {

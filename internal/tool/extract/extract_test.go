@@ -289,3 +289,32 @@ func TestDocumentBombsStayWithinBudget(t *testing.T) {
 	}
 	require.Empty(t, m.requests, "nothing refused reaches the model")
 }
+
+// TestAnExtractionThatCitesAsksWhereEachValueWasRead: with config
+// citations the model answers {data, citations} under a schema wrapping
+// the output schema; the output carries both, data checked against the
+// output schema as before.
+func TestAnExtractionThatCitesAsksWhereEachValueWasRead(t *testing.T) {
+	t.Parallel()
+	m, ex := newModel(t,
+		`{"data":{"total":42,"vendor":"ACME"},"citations":[{"page":2,"quote":"Total 42","box":{"x":0.1,"y":0.7,"w":0.2,"h":0.04}},{"page":1,"quote":"ACME","box":null}]}`,
+		`{"data":{"vendor":"ACME"},"citations":[]}`)
+	doc := &tool.Document{Name: "invoice.pdf", ContentType: "application/pdf", Data: pdf(2)}
+	res, err := ex.Run(context.Background(), call(settings(`,"citations":true`), doc, `{"file_url":"https://files.example/t/1/invoice.pdf"}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"data":{"total":42,"vendor":"ACME"},"pages":2,"citations":[{"page":2,"quote":"Total 42","box":{"x":0.1,"y":0.7,"w":0.2,"h":0.04}},{"page":1,"quote":"ACME","box":null}]}`, string(res.Output))
+
+	format := m.last()["response_format"].(map[string]any)
+	sent := format["json_schema"].(map[string]any)["schema"].(map[string]any)
+	require.ElementsMatch(t, []any{"data", "citations"}, sent["required"])
+	inner, _ := json.Marshal(sent["properties"].(map[string]any)["data"])
+	require.JSONEq(t, schema, string(inner), "the output schema holds data")
+	system := m.last()["messages"].([]any)[0].(map[string]any)
+	require.Contains(t, system["content"], "in citations where in the document each was read")
+
+	_, err = ex.Run(context.Background(), call(settings(`,"citations":true`), doc, `{"file_url":"https://files.example/t/1/invoice.pdf"}`))
+	f, failed := tool.AsFailure(err)
+	require.True(t, failed, "%v", err)
+	require.Contains(t, f.Message, "does not match the output schema")
+	require.Equal(t, 2, f.Units)
+}
