@@ -17,6 +17,7 @@ func (s *server) adminReviewPoolRoutes(app *fiber.App) {
 	app.Get("/api/admin/review-pools/:id", adminOnly, s.getReviewPool)
 	app.Patch("/api/admin/review-pools/:id", adminOnly, s.updateReviewPool)
 	app.Delete("/api/admin/review-pools/:id", adminOnly, s.deleteReviewPool)
+	app.Post("/api/admin/review-pools/:id/webhook-secret/rotate", adminOnly, s.rotateReviewPoolWebhookSecret)
 	app.Put("/api/admin/review-pools/:id/members/:user_id", adminOnly, s.linkReviewPool(admin.PoolMember, "user_id", true))
 	app.Delete("/api/admin/review-pools/:id/members/:user_id", adminOnly, s.linkReviewPool(admin.PoolMember, "user_id", false))
 	app.Put("/api/admin/review-pools/:id/agents/:agent_id", adminOnly, s.linkReviewPool(admin.PoolAgent, "agent_id", true))
@@ -52,7 +53,20 @@ func (s *server) createReviewPool(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(p)
 }
 
-// updateReviewPool takes a merge patch {"name"}.
+// rotateReviewPoolWebhookSecret answers the pool with its notification
+// webhook's new signing secret, shown this once
+// (docs/admins.md#notifications-of-waiting-work).
+func (s *server) rotateReviewPoolWebhookSecret(c *fiber.Ctx) error {
+	p, err := s.Admin.RotatePoolWebhookSecret(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(p)
+}
+
+// updateReviewPool takes a merge patch of ReviewPoolInput: the name and the
+// notification settings (wait_threshold_seconds, escalate_after_seconds,
+// escalate_to_pool_id, notify_webhook_url, notify_emails).
 func (s *server) updateReviewPool(c *fiber.Ctx) error {
 	p, err := s.Admin.UpdateReviewPool(c.UserContext(), principalOf(c).WorkspaceID, adminActor(c), c.Params("id"), c.Body())
 	if err != nil {

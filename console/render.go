@@ -219,6 +219,7 @@ var templateFuncs = template.FuncMap{
 	"actor":      actorName,
 	"objectHref": objectHref,
 	"add":        func(a, b int) int { return a + b },
+	"join":       strings.Join,
 }
 
 // when shows a time in UTC to the second.

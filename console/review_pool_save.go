@@ -26,6 +26,48 @@ func (s *server) createReviewPool(c *fiber.Ctx) error {
 	return redirectTo(c, "/review-pools", "review_pool_saved")
 }
 
+// saveReviewPoolSettings answers POST /review-pools/:id/notify
+// (wait_threshold_seconds, escalate_after_seconds, escalate_to_pool_id,
+// notify_webhook_url, notify_emails: blank is off) as PATCH
+// /api/admin/review-pools/:id does, audited as review_pool.update. A
+// webhook URL set for the first time brings a signing secret, shown on the
+// page this once.
+func (s *server) saveReviewPoolSettings(c *fiber.Ctx) error {
+	a, id := adminOf(c), c.Params("id")
+	patch := map[string]any{"notify_webhook_url": strings.TrimSpace(c.FormValue("notify_webhook_url")),
+		"notify_emails": strings.FieldsFunc(c.FormValue("notify_emails"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' })}
+	var err error
+	for _, f := range []string{"wait_threshold_seconds", "escalate_after_seconds"} {
+		patch[f] = nil
+		if raw := strings.TrimSpace(c.FormValue(f)); raw != "" {
+			n, convErr := strconv.Atoi(raw)
+			if convErr != nil {
+				err = apperr.Invalidf("%s must be a whole number of seconds, got %q", f, raw)
+			}
+			patch[f] = n
+		}
+	}
+	patch["escalate_to_pool_id"] = nil
+	if to := c.FormValue("escalate_to_pool_id"); to != "" {
+		patch["escalate_to_pool_id"] = to
+	}
+	var v admin.ReviewPoolView
+	if err == nil {
+		body, _ := json.Marshal(patch)
+		v, err = s.Admin.UpdateReviewPool(c.UserContext(), a.WorkspaceID, a.actor(), id, body)
+	}
+	if r, refused := refuseForm(err, reviewPoolFormFields...); refused {
+		return s.renderReviewPoolsPage(c, r.Status, reviewPoolsPage{Refusal: r, SettingsPool: id})
+	}
+	if err != nil {
+		return err
+	}
+	if v.NotifyWebhookSecret != "" {
+		return s.renderReviewPoolsPage(c, fiber.StatusOK, reviewPoolsPage{SettingsPool: id, Secret: v.NotifyWebhookSecret})
+	}
+	return redirectTo(c, "/review-pools", "review_pool_saved")
+}
+
 // deleteReviewPool answers POST /review-pools/:id/delete as
 // DELETE /api/admin/review-pools/:id does.
 func (s *server) deleteReviewPool(c *fiber.Ctx) error {

@@ -18,11 +18,17 @@ type reviewPoolsPage struct {
 	UserNames, AgentNames map[string]string
 	Form                  admin.ReviewPoolInput
 	Refusal               formRefusal
+	// SettingsPool is the pool whose notification form the refusal is
+	// about, or whose new webhook secret Secret shows this once.
+	SettingsPool, Secret string
+	// PoolNames names the workspace's pools, for escalation targets.
+	PoolNames map[string]string
 }
 
 // reviewPoolFormFields are the pool forms' fields, named as the admin API
 // names them.
-var reviewPoolFormFields = []string{"name", "review_claim_limit"}
+var reviewPoolFormFields = []string{"name", "review_claim_limit", "wait_threshold_seconds", "escalate_after_seconds",
+	"escalate_to_pool_id", "notify_webhook_url", "notify_emails"}
 
 // listReviewPools answers GET /review-pools.
 func (s *server) listReviewPools(c *fiber.Ctx) error {
@@ -32,6 +38,12 @@ func (s *server) listReviewPools(c *fiber.Ctx) error {
 // renderReviewPools renders the Review pools page with form in the create
 // form and r's refusal.
 func (s *server) renderReviewPools(c *fiber.Ctx, status int, form admin.ReviewPoolInput, r formRefusal) error {
+	return s.renderReviewPoolsPage(c, status, reviewPoolsPage{Form: form, Refusal: r})
+}
+
+// renderReviewPoolsPage renders the Review pools page around page's form,
+// refusal and shown secret.
+func (s *server) renderReviewPoolsPage(c *fiber.Ctx, status int, page reviewPoolsPage) error {
 	ctx, a := c.UserContext(), adminOf(c)
 	ws, err := s.Admin.GetWorkspace(ctx, a.WorkspaceID, a.WorkspaceID)
 	if err != nil {
@@ -49,13 +61,16 @@ func (s *server) renderReviewPools(c *fiber.Ctx, status int, form admin.ReviewPo
 	if err != nil {
 		return err
 	}
-	page := reviewPoolsPage{Workspace: ws, Pools: pools, Users: users, Agents: agents, Form: form, Refusal: r,
-		UserNames: map[string]string{}, AgentNames: map[string]string{}}
+	page.Workspace, page.Pools, page.Users, page.Agents = ws, pools, users, agents
+	page.UserNames, page.AgentNames, page.PoolNames = map[string]string{}, map[string]string{}, map[string]string{}
+	for _, p := range pools {
+		page.PoolNames[p.ID] = p.Name
+	}
 	for _, u := range users {
 		page.UserNames[u.ID] = u.Email
 	}
 	for _, ag := range agents {
 		page.AgentNames[ag.ID] = ag.Name
 	}
-	return s.renderView(c, status, "review_pools", view{Title: "Review pools", Section: "review-pools", Error: r.Page(), Data: page})
+	return s.renderView(c, status, "review_pools", view{Title: "Review pools", Section: "review-pools", Error: page.Refusal.Page(), Data: page})
 }

@@ -216,6 +216,7 @@ func (s *server) routes(app *fiber.App) {
 	g.Post("/review-pools", s.createReviewPool)
 	g.Post("/review-pools/claim-limit", s.saveClaimLimit)
 	g.Post("/review-pools/:id/delete", s.deleteReviewPool)
+	g.Post("/review-pools/:id/notify", s.saveReviewPoolSettings)
 	g.Post("/review-pools/:id/members", s.linkReviewPool(admin.PoolMember))
 	g.Post("/review-pools/:id/agents", s.linkReviewPool(admin.PoolAgent))
 

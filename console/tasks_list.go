@@ -28,6 +28,12 @@ func (p tasksPage) Link(n int) string {
 	return searchLink("/tasks", n, "status", p.Status, "q", p.Query, "agent", p.AgentID, "pool", p.PoolID)
 }
 
+// Older returns the link of the next (older) page: keyset, after this
+// page's last task.
+func (p tasksPage) Older() string {
+	return searchLink("/tasks", p.Page+1, "status", p.Status, "q", p.Query, "agent", p.AgentID, "pool", p.PoolID, "before", p.Next)
+}
+
 // listTasks answers GET /tasks[?status=…&q=…&agent=…&pool=…&page=…]: the
 // workspace's tasks, newest first, found by text (title, id, key details,
 // agent name), agent and review pool, with how long each parked one has
@@ -36,7 +42,8 @@ func (s *server) listTasks(c *fiber.Ctx) error {
 	ctx, ws := c.UserContext(), adminOf(c).WorkspaceID
 	p := tasksPage{Status: c.Query("status"), Statuses: task.Statuses, Query: c.Query("q"), AgentID: c.Query("agent"), PoolID: c.Query("pool")}
 	var err error
-	p.SummaryPage, err = s.Tasks.ListWorkspace(ctx, ws, task.ListFilter{Status: p.Status, Query: p.Query, AgentID: p.AgentID, PoolID: p.PoolID, Page: pageParam(c)})
+	p.SummaryPage, err = s.Tasks.ListWorkspace(ctx, ws, task.ListFilter{Status: p.Status, Query: p.Query, AgentID: p.AgentID, PoolID: p.PoolID, Page: pageParam(c),
+		Before: c.Query("before")})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,8 +38,16 @@ func TestTasksSearchKeepsItsFiltersInTheURL(t *testing.T) {
 
 	first := cl.get("/tasks?q=" + url.QueryEscape("100% import"))
 	require.NotContains(t, first.Body, "Review the ACME invoices")
-	next := "/tasks?page=2&amp;q=100%25&#43;import" // html/template escapes the +
-	require.Contains(t, first.Body, `href="`+next+`"`, "the next page keeps the search")
-	second := cl.get("/tasks?page=2&q=100%25+import")
+	// The next page keeps the search and goes on after this page's last
+	// task (keyset); html/template escapes the + and the &.
+	link := regexp.MustCompile(`href="(/tasks\?before=[^"&]+&amp;page=2&amp;q=100%25&#43;import)"`).FindStringSubmatch(first.Body)
+	require.NotNil(t, link, "the next page keeps the search: %s", first.Body)
+	next := strings.NewReplacer("&amp;", "&", "&#43;", "+").Replace(link[1])
+	second := cl.get(next)
+	require.Equal(t, http.StatusOK, second.Status, second.Body)
 	require.Contains(t, second.Body, "Bulk 100% import 00")
+	require.Contains(t, second.Body, "page 2")
+	require.NotContains(t, second.Body, "Bulk 100% import 01<", "page 2 starts after page 1's last task")
+	bad := cl.get("/tasks?before=yesterday")
+	require.Equal(t, http.StatusBadRequest, bad.Status)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/internal/notify"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -31,6 +32,26 @@ func (w *Worker) registerMaintenance() {
 	}
 	w.loops = append(w.loops, every(IntentSweepInterval, w.sweepIntents), every(OutboxPruneInterval, w.pruneOutbox),
 		every(interval, func(ctx context.Context) { w.SweepOwed(ctx) }))
+	if w.Notify != nil {
+		notifyEvery := w.NotifyInterval
+		if notifyEvery <= 0 {
+			notifyEvery = config.DefaultNotifyInterval
+		}
+		w.loops = append(w.loops, every(notifyEvery, w.notifyPass))
+	}
+}
+
+// notifyPass tells and escalates review pools' waiting work
+// (docs/admins.md#notifications-of-waiting-work); every replica runs it,
+// and each wait is told once whoever runs it.
+func (w *Worker) notifyPass(ctx context.Context) {
+	r, err := w.Notify.Pass(ctx)
+	if err != nil && ctx.Err() == nil {
+		w.Log.WarnContext(ctx, "notify pass failed", "error", err.Error())
+	}
+	if r != (notify.PassResult{}) {
+		w.Log.InfoContext(ctx, "notify pass", "escalated", r.Escalated, "digests", r.Digests, "delivered", r.Delivered, "failed", r.Failed)
+	}
 }
 
 // every runs fn at once and then every d until ctx is done.

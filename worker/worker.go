@@ -15,6 +15,7 @@ import (
 	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/notify"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/review"
@@ -79,6 +80,12 @@ type Services struct {
 	Parked *review.Parked
 	// Queue clears review claims whose time ran out.
 	Queue *claim.Queue
+	// Notify tells and escalates review pools' waiting work (the notify
+	// pass, every NotifyInterval); nil runs no pass.
+	Notify *notify.Notifier
+	// NotifyInterval is how often the notify pass runs
+	// (Config.NotifyInterval).
+	NotifyInterval time.Duration
 	// Metrics records every job's duration and outcome; nil records nothing.
 	Metrics *metrics.Metrics
 }

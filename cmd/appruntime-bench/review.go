@@ -285,6 +285,10 @@ func reviewPhase(ctx context.Context, apiAddr, dbURL string, apiPid, tasks, revi
 	}
 	_, p99 := results[1].percentiles()
 	_, rawP99 := results[0].percentiles()
-	return fmt.Sprintf("review_next_p99_ms=%.2f review_claims_per_s=%.0f review_p99_ratio=%.2f",
-		float64(p99.Microseconds())/1000, results[1].perSecond(), float64(p99)/float64(rawP99)), nil
+	listP99, err := listPhase(ctx, dbURL, pool, fx)
+	if err != nil {
+		return "", fmt.Errorf("task list: %w", err)
+	}
+	return fmt.Sprintf("review_next_p99_ms=%.2f review_claims_per_s=%.0f review_p99_ratio=%.2f task_list_worst_p99_ms=%.2f",
+		float64(p99.Microseconds())/1000, results[1].perSecond(), float64(p99)/float64(rawP99), float64(listP99.Microseconds())/1000), nil
 }

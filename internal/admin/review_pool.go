@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -19,17 +20,40 @@ import (
 // ReviewPoolInput is a review pool as the admin API takes it.
 type ReviewPoolInput struct {
 	Name string `json:"name"`
+	// The pool's notifications of waiting work and its escalation
+	// (docs/admins.md#notifications-of-waiting-work); null or absent is off.
+	WaitThresholdSeconds *int     `json:"wait_threshold_seconds"`
+	EscalateAfterSeconds *int     `json:"escalate_after_seconds"`
+	EscalateToPoolID     *string  `json:"escalate_to_pool_id"`
+	NotifyWebhookURL     string   `json:"notify_webhook_url"`
+	NotifyEmails         []string `json:"notify_emails"`
 }
 
 // ReviewPoolView is a review pool as the admin API shows it: its members'
 // and agents' ids, each sorted (docs/admins.md#review-pools-and-the-claim-limit).
 type ReviewPoolView struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	UserIDs   []string  `json:"user_ids"`
-	AgentIDs  []string  `json:"agent_ids"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID                   string   `json:"id"`
+	Name                 string   `json:"name"`
+	UserIDs              []string `json:"user_ids"`
+	AgentIDs             []string `json:"agent_ids"`
+	WaitThresholdSeconds *int     `json:"wait_threshold_seconds"`
+	EscalateAfterSeconds *int     `json:"escalate_after_seconds"`
+	EscalateToPoolID     *string  `json:"escalate_to_pool_id"`
+	NotifyWebhookURL     string   `json:"notify_webhook_url"`
+	NotifyEmails         []string `json:"notify_emails"`
+	// NotifyWebhookSecretSet says the webhook has a signing secret;
+	// NotifyWebhookSecret carries it once, in the reply that made it.
+	NotifyWebhookSecretSet bool      `json:"notify_webhook_secret_set"`
+	NotifyWebhookSecret    string    `json:"notify_webhook_secret,omitempty"`
+	CreatedAt              time.Time `json:"created_at"`
+	UpdatedAt              time.Time `json:"updated_at"`
+}
+
+// input returns the view's settings as an input, the base a merge patch
+// applies to.
+func (v ReviewPoolView) input() ReviewPoolInput {
+	return ReviewPoolInput{Name: v.Name, WaitThresholdSeconds: v.WaitThresholdSeconds, EscalateAfterSeconds: v.EscalateAfterSeconds,
+		EscalateToPoolID: v.EscalateToPoolID, NotifyWebhookURL: v.NotifyWebhookURL, NotifyEmails: v.NotifyEmails}
 }
 
 // ListReviewPools returns the workspace's review pools by name.
@@ -65,7 +89,12 @@ func (s *Service) reviewPoolViews(_ context.Context, db *gorm.DB, pools []models
 	ids := make([]string, len(pools))
 	at := map[string]int{}
 	for i, p := range pools {
-		out[i] = ReviewPoolView{ID: p.ID, Name: p.Name, UserIDs: []string{}, AgentIDs: []string{}, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+		out[i] = ReviewPoolView{ID: p.ID, Name: p.Name, UserIDs: []string{}, AgentIDs: []string{}, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+			WaitThresholdSeconds: p.WaitThresholdSeconds, EscalateAfterSeconds: p.EscalateAfterSeconds, EscalateToPoolID: p.EscalateToPoolID,
+			NotifyWebhookURL: p.NotifyWebhookURL, NotifyEmails: []string{}, NotifyWebhookSecretSet: len(p.NotifyWebhookSecretEnc) > 0}
+		if p.NotifyEmails != "" {
+			out[i].NotifyEmails = strings.Split(p.NotifyEmails, ",")
+		}
 		ids[i], at[p.ID] = p.ID, i
 	}
 	if len(ids) == 0 {
@@ -112,7 +141,15 @@ func (s *Service) CreateReviewPool(ctx context.Context, workspaceID, actor strin
 		if err := tx.Create(&p).Error; err != nil {
 			return saveReviewPoolError(err, name)
 		}
+		settings, secret, err := s.poolSettings(ctx, tx, p, in)
+		if err != nil {
+			return err
+		}
+		if err := savePoolSettings(tx, p.ID, settings); err != nil {
+			return err
+		}
 		v, err = s.reviewPoolView(ctx, tx, workspaceID, p.ID)
+		v.NotifyWebhookSecret = secret
 		return err
 	})
 	return v, err
@@ -127,19 +164,33 @@ func (s *Service) UpdateReviewPool(ctx context.Context, workspaceID, actor, id s
 		if err := take(ctx, tx, &p, workspaceID, id, "review pool"); err != nil {
 			return err
 		}
+		before, err := s.reviewPoolView(ctx, tx, workspaceID, id)
+		if err != nil {
+			return err
+		}
 		var in ReviewPoolInput
-		if err := strictjson.MergeInto(ReviewPoolInput{Name: p.Name}, patch, &in); err != nil {
+		if err := strictjson.MergeInto(before.input(), patch, &in); err != nil {
 			return err
 		}
 		name, err := field.Name(in.Name, "name", MaxNameLength)
 		if err != nil {
 			return err
 		}
-		e.Detail = map[string]any{"name": name}
+		settings, secret, err := s.poolSettings(ctx, tx, p, in)
+		if err != nil {
+			return err
+		}
+		e.Detail = map[string]any{"name": name, "wait_threshold_seconds": settings.WaitThresholdSeconds,
+			"escalate_after_seconds": settings.EscalateAfterSeconds, "escalate_to_pool_id": settings.EscalateToPoolID,
+			"notify_webhook_url": settings.NotifyWebhookURL, "notify_emails": settings.NotifyEmails}
 		if err := tx.Model(&p).Updates(map[string]any{"name": name, "updated_at": time.Now().UTC()}).Error; err != nil {
 			return saveReviewPoolError(err, name)
 		}
+		if err := savePoolSettings(tx, p.ID, settings); err != nil {
+			return err
+		}
 		v, err = s.reviewPoolView(ctx, tx, workspaceID, id)
+		v.NotifyWebhookSecret = secret
 		return err
 	})
 	return v, err

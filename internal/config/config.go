@@ -157,6 +157,14 @@ type Config struct {
 	// SweepInterval is how often the worker re-creates owed jobs Redis
 	// lost (DefaultSweepInterval, SWEEP_INTERVAL).
 	SweepInterval time.Duration
+	// NotifyInterval is how often the worker's notify pass tells and
+	// escalates waiting work (DefaultNotifyInterval, NOTIFY_INTERVAL).
+	NotifyInterval time.Duration
+	// SMTPURL is the relay digests are emailed through
+	// (smtp://[user:pass@]host:port, STARTTLS when offered, or smtps://);
+	// empty emails nothing. SMTPFrom is their sender (SMTP_FROM).
+	SMTPURL  string
+	SMTPFrom string
 }
 
 // Tools configures the executors of the base tools a bundle runs through
@@ -282,6 +290,11 @@ const (
 // (docs/operators.md#running-in-production).
 const DefaultSweepInterval = 15 * time.Second
 
+// DefaultNotifyInterval is how often the worker's notify pass looks for
+// work waiting past its pool's thresholds
+// (docs/admins.md#notifications-of-waiting-work).
+const DefaultNotifyInterval = time.Minute
+
 // Key is one entry of a key ring.
 type Key struct {
 	ID     string
@@ -348,6 +361,9 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		RedisKeyPrefix:    r.keyPrefix("REDIS_KEY_PREFIX", DefaultRedisKeyPrefix),
 		OutboxRetention:   r.duration("OUTBOX_RETENTION", DefaultOutboxRetention),
 		SweepInterval:     r.duration("SWEEP_INTERVAL", DefaultSweepInterval),
+		NotifyInterval:    r.durationIn("NOTIFY_INTERVAL", DefaultNotifyInterval, time.Second, time.Hour),
+		SMTPURL:           strings.TrimSpace(getenv("SMTP_URL")),
+		SMTPFrom:          r.str("SMTP_FROM", "appruntime@localhost"),
 		BlobDir:           r.blobDir("BLOB_DIR", role),
 		BlobURL:           strings.TrimSpace(getenv("BLOB_URL")),
 		BlobPresign:       r.bool("BLOB_PRESIGN"),

@@ -40,6 +40,7 @@ import (
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/llm"
 	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/notify"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/queue"
 	"github.com/appruntime/appruntime/internal/reply"
@@ -100,6 +101,9 @@ type Platform struct {
 	// Parked lets an admin release or abort a parked task's await (the
 	// console), audited; a release wakes the outbox relay.
 	Parked *review.Parked
+	// Notify tells and escalates review pools' waiting work (the worker's
+	// notify pass): digests to pools' webhooks and, with SMTP_URL, emails.
+	Notify *notify.Notifier
 	// Queue hands parked tasks to reviewers with 20-minute claims
 	// (POST /api/review/next); each claim schedules its expiry job.
 	Queue *claim.Queue
@@ -209,6 +213,12 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 		HTTPClient: p.outboundClient(metrics.ClientWebhook), Metrics: p.Metrics, Log: o.Log,
 	})
 	p.Parked = review.NewParked(o.Store, p.nudgeRelay)
+	mailer, err := notify.NewMailer(o.Config.SMTPURL, o.Config.SMTPFrom)
+	if err != nil {
+		return nil, err
+	}
+	p.Notify = notify.New(notify.Options{Store: o.Store, Secrets: p.Secrets, HTTPClient: p.outboundClient(metrics.ClientWebhook),
+		Mailer: mailer, Log: o.Log})
 	claims := claim.NewScheduler(o.Redis, o.Queues.Events, o.Log)
 	p.onClose(claims.Close)
 	p.Queue = claim.NewQueue(claim.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})

@@ -59,5 +59,6 @@ func (p *Platform) WorkerServices() worker.Services {
 		QueueConcurrency: p.Config.QueueConcurrency, QueueServers: p.Config.QueueServers, WorkerQueues: p.Config.WorkerQueues,
 		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns, Seed: toolrun.StepSeeder(p.Store, p.Runtime),
 		Parked: p.Parked, Queue: p.Queue,
+		Notify: p.Notify, NotifyInterval: p.Config.NotifyInterval,
 	}
 }

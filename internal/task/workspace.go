@@ -54,6 +54,11 @@ type ListFilter struct {
 	// docs/admins.md#review-pools-and-the-claim-limit); "" keeps every task.
 	PoolID string
 	Page   int // 1-based; 0 is the first page
+	// Before is a page's Next: the page after it, found by its last
+	// task's (created_at, id) through the index rather than by skipping
+	// rows (keyset), so every page costs what the first does. Page then
+	// only numbers it.
+	Before string
 }
 
 // SummaryPage is one page of a workspace's tasks, newest first.
@@ -61,6 +66,23 @@ type SummaryPage struct {
 	Tasks   []Summary
 	Page    int
 	HasMore bool
+	// Next is the ListFilter.Before of the next page when HasMore.
+	Next string
+}
+
+// cursorOf is the keyset cursor after task t: its created_at and id.
+func cursorOf(t models.Task) string {
+	return t.CreatedAt.UTC().Format(time.RFC3339Nano) + "_" + t.ID
+}
+
+// parseCursor reads a cursorOf.
+func parseCursor(c string) (time.Time, string, error) {
+	at, id, ok := strings.Cut(c, "_")
+	when, err := time.Parse(time.RFC3339Nano, at)
+	if !ok || err != nil || !models.IsID(id) {
+		return time.Time{}, "", apperr.Invalidf("before %q is not a page cursor of the task list", c)
+	}
+	return when, id, nil
 }
 
 // Detail is a task as an admin inspects it: its steps (oldest first), its
@@ -124,6 +146,14 @@ func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListF
 	}
 	page := max(f.Page, 1)
 	q := s.st.DB.WithContext(ctx).Where("workspace_id = ?", workspaceID)
+	offset := (page - 1) * TasksPerPage
+	if f.Before != "" {
+		at, id, err := parseCursor(f.Before)
+		if err != nil {
+			return SummaryPage{}, err
+		}
+		q, offset = q.Where("(created_at < ? OR (created_at = ? AND id < ?))", at, at, id), 0
+	}
 	if f.PoolID != "" {
 		q = q.Where("id IN (SELECT task_id FROM task_review_pools WHERE pool_id = ?)", f.PoolID)
 	}
@@ -143,12 +173,15 @@ func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListF
 			like, like, workspaceID, like, like, like)
 	}
 	var rows []models.Task
-	err := q.Order("created_at DESC, id DESC").Offset((page - 1) * TasksPerPage).Limit(TasksPerPage + 1).Find(&rows).Error
+	err := q.Order("created_at DESC, id DESC").Offset(offset).Limit(TasksPerPage + 1).Find(&rows).Error
 	if err != nil {
 		return SummaryPage{}, fmt.Errorf("task: list workspace tasks: %w", err)
 	}
 	out := SummaryPage{Page: page, HasMore: len(rows) > TasksPerPage}
 	rows = rows[:min(len(rows), TasksPerPage)]
+	if out.HasMore {
+		out.Next = cursorOf(rows[len(rows)-1])
+	}
 	out.Tasks, err = s.summaries(ctx, workspaceID, rows)
 	return out, err
 }

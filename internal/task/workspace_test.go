@@ -91,6 +91,50 @@ func TestWorkspaceTaskListPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"t01", "t00"}, []string{second.Tasks[0].Title, second.Tasks[1].Title})
 	require.False(t, second.HasMore)
+
+	// Keyset: the page after first's cursor is the same page, found
+	// through the index; two tasks made in the same instant are told apart
+	// by their ids, and a forged cursor is a 400.
+	require.NotEmpty(t, first.Next)
+	keyset, err := f.svc.ListWorkspace(ctx, f.tenant.Workspace.ID, task.ListFilter{Page: 2, Before: first.Next})
+	require.NoError(t, err)
+	require.Equal(t, []string{"t01", "t00"}, []string{keyset.Tasks[0].Title, keyset.Tasks[1].Title})
+	require.Equal(t, 2, keyset.Page)
+	require.Empty(t, keyset.Next)
+	_, err = f.svc.ListWorkspace(ctx, f.tenant.Workspace.ID, task.ListFilter{Before: "yesterday_" + rows[0].ID})
+	require.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+}
+
+// TestWorkspaceTaskListKeysetOnSQLite: the dev mode pages the same way,
+// tasks of one instant included.
+func TestWorkspaceTaskListKeysetOnSQLite(t *testing.T) {
+	t.Parallel()
+	st := testkit.SQLite(t)
+	tn := testkit.NewTenant(t, st.DB)
+	svc := task.NewService(task.Options{Store: st, Log: discard, BundleBaseURL: bundleBase})
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	var want []string
+	for i := range task.TasksPerPage + 5 {
+		row := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Title: fmt.Sprintf("s%02d", i),
+			Status: models.TaskRunning, CreatedAt: at.Add(time.Duration(i/4) * time.Second)}
+		require.NoError(t, st.DB.Create(&row).Error)
+		want = append(want, row.ID)
+	}
+	var got []string
+	before := ""
+	for range 5 {
+		page, err := svc.ListWorkspace(context.Background(), tn.Workspace.ID, task.ListFilter{Before: before})
+		require.NoError(t, err)
+		for _, s := range page.Tasks {
+			got = append(got, s.ID)
+		}
+		if !page.HasMore {
+			break
+		}
+		before = page.Next
+	}
+	require.ElementsMatch(t, want, got, "every task once, none twice")
+	require.Len(t, got, len(want))
 }
 
 func TestInspect(t *testing.T) {
