@@ -2,17 +2,15 @@ package worker_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/admin"
 	"github.com/appruntime/appruntime/internal/config"
-	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/platform"
 	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/store"
@@ -32,7 +30,7 @@ func TestTheWorkerEmailsAPoolsWaitingWork(t *testing.T) {
 		sink := testkit.NewSMTPSink(t)
 		cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
 		cfg.SMTPURL, cfg.SMTPFrom, cfg.NotifyInterval = sink.URL, "appruntime@example.test", 200*time.Millisecond
-		p := newPlatformOn(t, cfg, st)
+		p := newPlatformFor(t, cfg, st)
 
 		tn := testkit.NewTenant(t, st.DB)
 		threshold := admin.MinPoolThreshold
@@ -64,26 +62,27 @@ func TestTheWorkerEmailsAPoolsWaitingWork(t *testing.T) {
 	})
 }
 
-// newPlatformOn builds a platform on st: for SQLite, the dev mode's
-// in-process Redis; for Postgres, a Redis prefix of the test's own.
-func newPlatformOn(t *testing.T, cfg *config.Config, st *store.Store) *platform.Platform {
+// newPlatformFor builds a platform on st and, with Postgres, the shared
+// Redis; with SQLite, dev mode's in-process Redis.
+func newPlatformFor(t *testing.T, cfg *config.Config, st *store.Store) *platform.Platform {
 	t.Helper()
-	o := platform.Options{Config: cfg, Log: logging.New(io.Discard, slog.LevelError), Store: st}
 	if st.Dialect == config.Postgres {
-		rd := testkit.Redis(t)
-		o.Redis, o.KeyPrefix, o.Queues = rd.Client, rd.Prefix, rd.Queues
-	} else {
-		emb, err := rdb.StartEmbedded()
-		require.NoError(t, err)
-		t.Cleanup(emb.Close)
-		rc, err := rdb.Open(context.Background(), emb.URL)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = rc.Close() })
-		cfg.RedisURL = emb.URL
-		o.Redis, o.KeyPrefix, o.Queues = rc, "dev:", jobs.PrefixedQueues("dev_")
+		return newPlatformWith(t, cfg, st, testkit.Redis(t))
 	}
-	p, err := platform.New(context.Background(), o)
+	url, client := devRedis(t)
+	cfg.RedisURL = url
+	return newPlatformWith(t, cfg, st, testkit.RedisEnv{Client: client, Prefix: "dev:", Queues: jobs.PrefixedQueues("dev_")})
+}
+
+// devRedis starts dev mode's in-process Redis for the test and opens the
+// platform's client on it.
+func devRedis(t *testing.T) (string, redis.UniversalClient) {
+	t.Helper()
+	emb, err := rdb.StartEmbedded()
 	require.NoError(t, err)
-	t.Cleanup(p.Close)
-	return p
+	t.Cleanup(emb.Close)
+	client, err := rdb.Open(context.Background(), emb.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	return emb.URL, client
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/outbox"
-	"github.com/appruntime/appruntime/internal/rdb"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/store"
@@ -170,13 +169,8 @@ func TestAResumeInFlightSurvivesARedisRestart(t *testing.T) {
 // TestAResumeInFlightSurvivesFLUSHALLInDevMode is the same on dev mode's
 // engines: SQLite and the in-process Redis (miniredis).
 func TestAResumeInFlightSurvivesFLUSHALLInDevMode(t *testing.T) {
-	embedded, err := rdb.StartEmbedded()
-	require.NoError(t, err)
-	t.Cleanup(embedded.Close)
-	client, err := rdb.Open(context.Background(), embedded.URL)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.Close() })
-	f := newSweepFixtureWith(t, testkit.SQLite(t), embedded.URL, client, nil)
+	url, client := devRedis(t)
+	f := newSweepFixtureWith(t, testkit.SQLite(t), url, client, nil)
 	resumeInFlightSurvives(t, f, func() { require.NoError(t, client.FlushAll(context.Background()).Err()) })
 }
 
