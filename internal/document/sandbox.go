@@ -68,15 +68,44 @@ func bwrapArgs() []string {
 		"--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "OMP_THREAD_LIMIT", "1")
 }
 
+// Admission is asked before each subprocess starts, with the work's wall
+// time, for a slot to run it in (limit.WorkGate: the process's and the
+// workspace's bounds); it returns the func that frees the slot, or the
+// refusal, which the run returns as is.
+type Admission func(ctx context.Context, work time.Duration) (release func(), err error)
+
+type admissionKey struct{}
+
+// WithAdmission returns ctx carrying admit, which every page rendering and
+// OCR run under ctx goes through first; the caller that knows whose
+// document it is (internal/capability) sets it.
+func WithAdmission(ctx context.Context, admit Admission) context.Context {
+	return context.WithValue(ctx, admissionKey{}, admit)
+}
+
+// admit takes ctx's admission for a run of at most work; a context
+// without one admits at once.
+func admit(ctx context.Context, work time.Duration) (release func(), err error) {
+	if a, ok := ctx.Value(admissionKey{}).(Admission); ok && a != nil {
+		return a(ctx, work)
+	}
+	return func() {}, nil
+}
+
 // runTool runs the program argv under the sandbox and rlimits with input
-// on its standard input, for at most work, and returns its standard
-// output. what names the work in errors ("rendering page 3"). A run past
+// on its standard input, for at most work, once ctx's Admission let it
+// start, and returns its standard output. what names the work in errors ("rendering page 3"). A run past
 // its time or output cap is an over_budget error; a tool that is not
 // installed is a not_implemented error saying which Debian package brings it.
 func runTool(ctx context.Context, what string, work time.Duration, input []byte, pkg string, argv ...string) ([]byte, error) {
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return nil, apperr.New(apperr.NotImplemented, "%s needs %s (Debian package %s), which is not installed on this worker", what, argv[0], pkg)
 	}
+	release, err := admit(ctx, work)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	cpu := strconv.Itoa(int(work/time.Second) + 1)
 	limited := append([]string{"prlimit", "--as=" + strconv.Itoa(MaxToolMemory), "--cpu=" + cpu,
 		"--fsize=" + strconv.Itoa(MaxToolOutputBytes), "--core=0", "--nofile=64", "--"}, argv...)
@@ -92,7 +121,7 @@ func runTool(ctx context.Context, what string, work time.Duration, input []byte,
 	stderr.limit = 4 << 10
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	switch {
 	case ctx.Err() != nil:
 		return nil, apperr.Wrap(ctx.Err(), apperr.Timeout, "%s was stopped", what)

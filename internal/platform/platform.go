@@ -388,7 +388,13 @@ func (p *Platform) buildFiles() error {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
 	document.SetOCRLanguages(o.Config.Tools.OCRLanguages)
-	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage})
+	var gate *limit.WorkGate
+	observe := p.Metrics.DocumentWork(func() int { return gate.InUse() }, func() int { return gate.Waiting() })
+	gate = limit.NewWorkGate(limit.WorkGateOptions{
+		What: "page renderings", Redis: o.Redis, KeyPrefix: o.KeyPrefix, Process: o.Config.Tools.DocumentRenderConcurrency,
+		Share: o.Config.Tools.DocumentRenderShare, Wait: o.Config.Tools.DocumentRenderWait, Observe: observe,
+	})
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage, Gate: gate})
 	return nil
 }
 
