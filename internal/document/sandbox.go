@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/bwrap"
 )
 
 // Bounds of one run of a page renderer (pdftoppm) or of OCR (tesseract):
@@ -39,31 +39,31 @@ const (
 var (
 	sandboxOnce sync.Once
 	sandboxOK   bool
+	sandboxArgs []string
 )
 
-// sandboxed reports whether bwrap can start a sandbox on this machine,
-// probed once.
-func sandboxed() bool {
+// sandboxed returns bwrap's options when bwrap can start a sandbox on this
+// machine (ok false when it cannot), probed once.
+func sandboxed() (args []string, ok bool) {
 	sandboxOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "bwrap", append(bwrapArgs(), "/usr/bin/true")...)
+		sandboxArgs = bwrapArgs(bwrap.DisablesUserns(ctx, "bwrap"))
+		cmd := exec.CommandContext(ctx, "bwrap", append(sandboxArgs, "/usr/bin/true")...)
 		sandboxOK = cmd.Run() == nil
 	})
-	return sandboxOK
+	return sandboxArgs, sandboxOK
 }
 
-// bwrapArgs are the sandbox's options: every namespace unshared, /usr and
-// the fonts' configuration read-only, a 64 MiB /tmp, no environment.
-func bwrapArgs() []string {
-	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"}
-	for _, dir := range []string{"/bin", "/sbin", "/lib", "/lib64", "/etc/fonts"} {
-		if target, err := os.Readlink(dir); err == nil {
-			args = append(args, "--symlink", target, dir)
-		} else if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			args = append(args, "--ro-bind", dir, dir)
-		}
+// bwrapArgs are the sandbox's options: every namespace unshared (and no
+// user namespace creatable inside, where bwrap knows how), /usr and the
+// fonts' configuration read-only, a 64 MiB /tmp, no environment.
+func bwrapArgs(disableUserns bool) []string {
+	args := []string{"--unshare-all", "--die-with-parent", "--new-session"}
+	if disableUserns {
+		args = append(args, "--unshare-user", "--disable-userns")
 	}
+	args = append(append(args, "--ro-bind", "/usr", "/usr"), bwrap.HostDirs("/bin", "/sbin", "/lib", "/lib64", "/etc/fonts")...)
 	return append(args, "--proc", "/proc", "--dev", "/dev", "--size", strconv.Itoa(64<<20), "--tmpfs", "/tmp",
 		"--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "OMP_THREAD_LIMIT", "1")
 }
@@ -109,8 +109,8 @@ func runTool(ctx context.Context, what string, work time.Duration, input []byte,
 	cpu := strconv.Itoa(int(work/time.Second) + 1)
 	limited := append([]string{"prlimit", "--as=" + strconv.Itoa(MaxToolMemory), "--cpu=" + cpu,
 		"--fsize=" + strconv.Itoa(MaxToolOutputBytes), "--core=0", "--nofile=64", "--"}, argv...)
-	if sandboxed() {
-		limited = append(append([]string{"bwrap"}, bwrapArgs()...), limited...)
+	if args, ok := sandboxed(); ok {
+		limited = append(append([]string{"bwrap"}, args...), limited...)
 	}
 	wctx, cancel := context.WithTimeout(ctx, work)
 	defer cancel()
