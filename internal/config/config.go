@@ -467,7 +467,7 @@ func (r *reader) tools(c *Config, role Role) Tools {
 		CSVCacheBytes:             int64(r.int("CSV_CACHE_MB", 256, 1, 1<<16)) * mib,
 		OCRLanguages:              r.str("OCR_LANGUAGES", "eng"),
 		DocumentRenderConcurrency: r.int("DOCUMENT_RENDER_CONCURRENCY", runtime.NumCPU(), 1, 1024),
-		DocumentRenderWait:        r.durationIn("DOCUMENT_RENDER_WAIT", DefaultDocumentRenderWait, 0, MaxDocumentRenderWait),
+		DocumentRenderWait:        r.durationIn("DOCUMENT_RENDER_WAIT", DefaultDocumentRenderWait, 100*time.Millisecond, MaxDocumentRenderWait),
 		SQLStatementTimeout:       r.durationIn("SQL_STATEMENT_TIMEOUT", 30*time.Second, 100*time.Millisecond, MaxSQLStatementTimeout),
 		SQLLockTimeout:            r.durationIn("SQL_LOCK_TIMEOUT", 5*time.Second, 10*time.Millisecond, MaxSQLStatementTimeout),
 		SQLMaxConns:               r.int("SQL_MAX_CONNS", 4, 1, 100),
