@@ -22,6 +22,8 @@ const (
 	GateRefusedProcess = "process"
 	// GateStopped: the caller's context ended while it waited.
 	GateStopped = "stopped"
+	// GateUnavailable: Redis, which holds the shares, failed (503).
+	GateUnavailable = "unavailable"
 )
 
 // WorkGate bounds expensive work a process does for many workspaces (a
@@ -94,7 +96,7 @@ func (g *WorkGate) Acquire(ctx context.Context, workspace string, work time.Dura
 			e.Err, e.RetryAfter = ErrSlotsTaken, refusedRetry(err)
 			return nil, g.refused(GateRefusedShare, start, e)
 		case err != nil:
-			return nil, g.refused(GateRefusedProcess, start, err)
+			return nil, g.refused(GateUnavailable, start, err)
 		}
 		dropShare = func() { g.share.drop(ctx, key, token) }
 	}

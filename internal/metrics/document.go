@@ -8,8 +8,9 @@ import (
 
 // DocumentWorkOutcomes are the outcomes of a wait for a page rendering or
 // OCR slot (limit.WorkGate's): admitted, workspace_share and process (a
-// 503 past the wait), stopped (the caller's context ended).
-var DocumentWorkOutcomes = []string{"admitted", "workspace_share", "process", "stopped"}
+// 503 past the wait), stopped (the caller's context ended), unavailable
+// (Redis failed).
+var DocumentWorkOutcomes = []string{"admitted", "workspace_share", "process", "stopped", "unavailable"}
 
 // DocumentWork registers the gauges of the process's page renderings and
 // OCR runs (inUse: holding a slot; waiting: waiting for one) and returns
@@ -21,7 +22,7 @@ func (m *Metrics) DocumentWork(inUse, waiting func() int) func(outcome string, w
 	}
 	waits := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "document_work_wait_seconds",
-		Help:    "Waits for a slot to render or OCR a page, by outcome: admitted, workspace_share or process (refused with 503 past DOCUMENT_RENDER_WAIT), stopped.",
+		Help:    "Waits for a slot to render or OCR a page, by outcome: admitted, workspace_share or process (refused with 503 past DOCUMENT_RENDER_WAIT), stopped, unavailable (Redis failed).",
 		Buckets: []float64{.001, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"outcome"})
 	known := map[string]prometheus.Observer{}

@@ -44,6 +44,7 @@ func TestDocumentWorkSeries(t *testing.T) {
 		series + `{outcome="workspace_share"}`: 1,
 		series + `{outcome="process"}`:         1,
 		series + `{outcome="stopped"}`:         0,
+		series + `{outcome="unavailable"}`:     0,
 	})
 	require.Equal(t, 2.0, after["appruntime_document_work_in_progress"])
 	require.Equal(t, 0.0, after["appruntime_document_work_waiting"])
