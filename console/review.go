@@ -109,6 +109,9 @@ type viewerPage struct {
 	Text   string
 	OCR    bool
 	Words  []document.Word
+	// Busy says its text was not read: every page reader of its
+	// workspace's share or of the console was busy past DOCUMENT_RENDER_WAIT.
+	Busy bool
 }
 
 // viewerDocument is one file of the task in the viewer. Images is the URL
@@ -202,6 +205,12 @@ func (s *server) viewerDocuments(c *fiber.Ctx, taskID string) ([]viewerDocument,
 		for n := 1; n <= min(f.Pages, maxViewerPages); n++ {
 			page := n
 			pv, err := s.Capabilities.FilePreview(c.UserContext(), taskID, capability.PreviewParams{FileID: f.FileID, Page: &page})
+			if apperr.Is(err, apperr.Unavailable) {
+				// The page readers are busy (capability's gate): the page
+				// shows without its text rather than the task not at all.
+				doc.Pages = append(doc.Pages, viewerPage{Number: n, Busy: true})
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

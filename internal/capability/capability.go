@@ -16,6 +16,7 @@ import (
 	"github.com/appruntime/appruntime/internal/citation"
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/strictjson"
@@ -44,6 +45,7 @@ type Service struct {
 	previews   singleflight.Group
 	blobs      storage.Store
 	images     singleflight.Group
+	gate       *limit.WorkGate
 }
 
 // Options configure a Service.
@@ -66,6 +68,9 @@ type Options struct {
 	// Blobs keeps the page images PageImage renders; nil renders them on
 	// every call not shared with a concurrent one.
 	Blobs storage.Store
+	// Gate admits each page rendering and OCR run (gate.go); nil runs
+	// them unbounded but by their own budgets.
+	Gate *limit.WorkGate
 }
 
 // DefaultPoll is how often a get_translation waiting for a translation
@@ -74,7 +79,7 @@ const DefaultPoll = 100 * time.Millisecond
 
 // New returns a Service.
 func New(o Options) *Service {
-	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix, blobs: o.Blobs}
+	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix, blobs: o.Blobs, gate: o.Gate}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -62,10 +62,13 @@ func (s *Service) PageImage(ctx context.Context, taskID, fileID string, page, si
 		}
 	}
 	ch := s.images.DoChan(key, func() (any, error) {
-		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), PreviewDeadline)
+		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.deadline())
 		defer cancel()
 		data, err := s.files.Content(work, f)
 		if err != nil {
+			return nil, err
+		}
+		if work, err = s.gated(work, f); err != nil {
 			return nil, err
 		}
 		img, err := document.RenderPage(work, data, f.ContentType, page, size)

@@ -60,7 +60,7 @@ func (s *Service) pageText(ctx context.Context, f models.File, page int) (docume
 	}
 	ch := s.previews.DoChan(key, func() (any, error) {
 		// Detached from the first caller: the others wait for it too.
-		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), PreviewDeadline)
+		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.deadline())
 		defer cancel()
 		c, err := s.computePage(work, f, page)
 		if err != nil {
@@ -90,6 +90,10 @@ func (s *Service) pageText(ctx context.Context, f models.File, page int) (docume
 // cached.
 func (s *Service) computePage(ctx context.Context, f models.File, page int) (cachedPage, error) {
 	data, err := s.files.Content(ctx, f)
+	if err != nil {
+		return cachedPage{}, err
+	}
+	ctx, err = s.gated(ctx, f)
 	if err != nil {
 		return cachedPage{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,6 +186,16 @@ type Tools struct {
 
 	OCRLanguages string // OCR_LANGUAGES: tesseract's languages for scanned pages, "eng+deu"
 
+	// DocumentRenderConcurrency is how many page renderings and OCR runs
+	// (subprocesses) this process runs at once (DOCUMENT_RENDER_CONCURRENCY,
+	// default the machine's cores); DocumentRenderShare how many one
+	// workspace runs at once fleet-wide (DOCUMENT_RENDER_SHARE, default half
+	// the concurrency, at least 1); DocumentRenderWait how long a run waits
+	// for both before it is refused with 503 (DOCUMENT_RENDER_WAIT).
+	DocumentRenderConcurrency int
+	DocumentRenderShare       int
+	DocumentRenderWait        time.Duration
+
 	SQLStatementTimeout time.Duration // SQL_STATEMENT_TIMEOUT
 	SQLLockTimeout      time.Duration // SQL_LOCK_TIMEOUT
 	SQLMaxConns         int           // SQL_MAX_CONNS: pool size per integration
@@ -210,6 +221,13 @@ var QueueClasses = []string{"lookup", "extract", "script", "events"}
 // SharedQueueClasses are the queue classes whose slots are shared fairly
 // between workspaces (Config.QueueShares): the ones tenants' work runs on.
 var SharedQueueClasses = []string{"lookup", "extract", "script"}
+
+// DOCUMENT_RENDER_WAIT's default and bound: a page the viewer waits for
+// longer than this is better refused (it retries).
+const (
+	DefaultDocumentRenderWait = 5 * time.Second
+	MaxDocumentRenderWait     = 30 * time.Second
+)
 
 // DefaultQueueShareWait is WORKER_SHARE_WAIT's default.
 const DefaultQueueShareWait = time.Second
@@ -452,26 +470,28 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 func (r *reader) tools(c *Config, role Role) Tools {
 	const mib = 1 << 20
 	t := Tools{
-		PythonBin:              r.str("PYTHON_BIN", "/usr/bin/python3"),
-		PythonBwrap:            r.str("PYTHON_BWRAP", "bwrap"),
-		PythonAllowUnsandboxed: r.bool("PYTHON_ALLOW_UNSANDBOXED"),
-		PythonCPUTime:          r.durationIn("PYTHON_CPU_TIME", 60*time.Second, time.Second, MaxPythonCPUTime),
-		PythonMemoryBytes:      int64(r.int("PYTHON_MEMORY_MB", 512, 64, 1<<16)) * mib,
-		PythonFileBytes:        int64(r.int("PYTHON_FILE_MB", 64, 1, 1<<12)) * mib,
-		PythonMaxProcesses:     r.int("PYTHON_MAX_PROCESSES", 32, 1, 4096),
-		PythonCgroup:           r.str("PYTHON_CGROUP", ""),
-		PythonAllowNoCgroup:    r.boolOr("PYTHON_ALLOW_NO_CGROUP", role == RoleDev),
-		CSVMaxFileBytes:        int64(r.int("CSV_MAX_FILE_MB", 64, 1, 1<<12)) * mib,
-		CSVCacheBytes:          int64(r.int("CSV_CACHE_MB", 256, 1, 1<<16)) * mib,
-		OCRLanguages:           r.str("OCR_LANGUAGES", "eng"),
-		SQLStatementTimeout:    r.durationIn("SQL_STATEMENT_TIMEOUT", 30*time.Second, 100*time.Millisecond, MaxSQLStatementTimeout),
-		SQLLockTimeout:         r.durationIn("SQL_LOCK_TIMEOUT", 5*time.Second, 10*time.Millisecond, MaxSQLStatementTimeout),
-		SQLMaxConns:            r.int("SQL_MAX_CONNS", 4, 1, 100),
-		TranslateURL:           r.url("TRANSLATE_URL", ""),
-		TranslateAPIKey:        r.getenv("TRANSLATE_API_KEY"),
-		ExtractionBaseURL:      r.url("EXTRACTION_BASE_URL", c.LLMBaseURL),
-		ExtractionAPIKey:       r.str("EXTRACTION_API_KEY", c.LLMAPIKey),
-		ExtractionModel:        r.str("EXTRACTION_MODEL", c.LLMModel),
+		PythonBin:                 r.str("PYTHON_BIN", "/usr/bin/python3"),
+		PythonBwrap:               r.str("PYTHON_BWRAP", "bwrap"),
+		PythonAllowUnsandboxed:    r.bool("PYTHON_ALLOW_UNSANDBOXED"),
+		PythonCPUTime:             r.durationIn("PYTHON_CPU_TIME", 60*time.Second, time.Second, MaxPythonCPUTime),
+		PythonMemoryBytes:         int64(r.int("PYTHON_MEMORY_MB", 512, 64, 1<<16)) * mib,
+		PythonFileBytes:           int64(r.int("PYTHON_FILE_MB", 64, 1, 1<<12)) * mib,
+		PythonMaxProcesses:        r.int("PYTHON_MAX_PROCESSES", 32, 1, 4096),
+		PythonCgroup:              r.str("PYTHON_CGROUP", ""),
+		PythonAllowNoCgroup:       r.boolOr("PYTHON_ALLOW_NO_CGROUP", role == RoleDev),
+		CSVMaxFileBytes:           int64(r.int("CSV_MAX_FILE_MB", 64, 1, 1<<12)) * mib,
+		CSVCacheBytes:             int64(r.int("CSV_CACHE_MB", 256, 1, 1<<16)) * mib,
+		OCRLanguages:              r.str("OCR_LANGUAGES", "eng"),
+		DocumentRenderConcurrency: r.int("DOCUMENT_RENDER_CONCURRENCY", runtime.NumCPU(), 1, 1024),
+		DocumentRenderWait:        r.durationIn("DOCUMENT_RENDER_WAIT", DefaultDocumentRenderWait, 100*time.Millisecond, MaxDocumentRenderWait),
+		SQLStatementTimeout:       r.durationIn("SQL_STATEMENT_TIMEOUT", 30*time.Second, 100*time.Millisecond, MaxSQLStatementTimeout),
+		SQLLockTimeout:            r.durationIn("SQL_LOCK_TIMEOUT", 5*time.Second, 10*time.Millisecond, MaxSQLStatementTimeout),
+		SQLMaxConns:               r.int("SQL_MAX_CONNS", 4, 1, 100),
+		TranslateURL:              r.url("TRANSLATE_URL", ""),
+		TranslateAPIKey:           r.getenv("TRANSLATE_API_KEY"),
+		ExtractionBaseURL:         r.url("EXTRACTION_BASE_URL", c.LLMBaseURL),
+		ExtractionAPIKey:          r.str("EXTRACTION_API_KEY", c.LLMAPIKey),
+		ExtractionModel:           r.str("EXTRACTION_MODEL", c.LLMModel),
 	}
 	if t.PythonCgroup != "" && !filepath.IsAbs(t.PythonCgroup) {
 		r.fail("PYTHON_CGROUP", fmt.Sprintf("want an absolute path such as /sys/fs/cgroup/appruntime, got %q", t.PythonCgroup))
@@ -479,6 +499,7 @@ func (r *reader) tools(c *Config, role Role) Tools {
 	if !strings.HasPrefix(t.PythonBin, "/") {
 		r.fail("PYTHON_BIN", fmt.Sprintf("want an absolute path such as /usr/bin/python3, got %q", t.PythonBin))
 	}
+	t.DocumentRenderShare = r.int("DOCUMENT_RENDER_SHARE", max(t.DocumentRenderConcurrency/2, 1), 1, 1024)
 	if !ocrLanguages.MatchString(t.OCRLanguages) {
 		r.fail("OCR_LANGUAGES", fmt.Sprintf("want tesseract's language names joined by +, such as eng or eng+deu, got %q", t.OCRLanguages))
 	}

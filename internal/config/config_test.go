@@ -3,6 +3,7 @@ package config_test
 import (
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestOperatorUserIDs(t *testing.T) {
 	require.Empty(t, c.OperatorUserIDs, "no operator unless named")
 	e := validConsole()
 	e["OPERATOR_USER_IDS"] = " 0b6c3f9e-6d0a-4c38-9a51-3f3b5d3f0f7e, ,019a1c2e-0000-7000-8000-000000000001"
-	c, err = config.Load(config.RoleConsole, env(e))
+	c, err = config.Load(config.RoleWorker, env(e))
 	require.NoError(t, err)
 	require.Equal(t, []string{"0b6c3f9e-6d0a-4c38-9a51-3f3b5d3f0f7e", "019a1c2e-0000-7000-8000-000000000001"}, c.OperatorUserIDs)
 }
@@ -326,7 +327,9 @@ func TestToolSettings(t *testing.T) {
 		PythonMemoryBytes: 512 << 20, PythonFileBytes: 64 << 20, PythonMaxProcesses: 32,
 		CSVMaxFileBytes: 64 << 20, CSVCacheBytes: 256 << 20, OCRLanguages: "eng",
 		SQLStatementTimeout: 30 * time.Second, SQLLockTimeout: 5 * time.Second, SQLMaxConns: 4,
-		ExtractionModel: "gpt-4o-mini",
+		ExtractionModel:           "gpt-4o-mini",
+		DocumentRenderConcurrency: runtime.NumCPU(), DocumentRenderShare: max(runtime.NumCPU()/2, 1),
+		DocumentRenderWait: config.DefaultDocumentRenderWait,
 	}, c.Tools, "the defaults: no translation engine, no extraction model")
 
 	e := validAPI()
@@ -365,6 +368,18 @@ func TestToolSettings(t *testing.T) {
 	_, err = config.Load(config.RoleWorker, env(e))
 	require.ErrorContains(t, err, "OCR_LANGUAGES")
 	delete(e, "OCR_LANGUAGES")
+	e["DOCUMENT_RENDER_CONCURRENCY"], e["DOCUMENT_RENDER_WAIT"] = "8", "2s"
+	c2, err = config.Load(config.RoleWorker, env(e))
+	require.NoError(t, err)
+	require.Equal(t, []any{8, 4, 2 * time.Second}, []any{c2.Tools.DocumentRenderConcurrency, c2.Tools.DocumentRenderShare, c2.Tools.DocumentRenderWait},
+		"the share defaults to half the process's renderings")
+	e["DOCUMENT_RENDER_SHARE"], e["DOCUMENT_RENDER_WAIT"] = "0", "1m"
+	_, err = config.Load(config.RoleWorker, env(e))
+	require.ErrorContains(t, err, "DOCUMENT_RENDER_SHARE")
+	require.ErrorContains(t, err, "DOCUMENT_RENDER_WAIT")
+	delete(e, "DOCUMENT_RENDER_CONCURRENCY")
+	delete(e, "DOCUMENT_RENDER_SHARE")
+	delete(e, "DOCUMENT_RENDER_WAIT")
 	c2, err = config.Load(config.RoleDev, env(map[string]string{}))
 	require.NoError(t, err)
 	require.True(t, c2.Tools.PythonAllowNoCgroup, "dev runs scripts without a memory cgroup where none works")

@@ -8,6 +8,7 @@ import (
 	_ "image/jpeg" // and JPEG
 	_ "image/png"  // and PNG
 
+	_ "golang.org/x/image/tiff" // and TIFF (its first image: a multi-page TIFF shows its first page)
 	_ "golang.org/x/image/webp" // and WebP
 
 	"github.com/appruntime/appruntime/internal/apperr"

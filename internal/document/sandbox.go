@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/bwrap"
 )
 
 // Bounds of one run of a page renderer (pdftoppm) or of OCR (tesseract):
@@ -39,49 +39,78 @@ const (
 var (
 	sandboxOnce sync.Once
 	sandboxOK   bool
+	sandboxArgs []string
 )
 
-// sandboxed reports whether bwrap can start a sandbox on this machine,
-// probed once.
-func sandboxed() bool {
+// sandboxed returns bwrap's options when bwrap can start a sandbox on this
+// machine (ok false when it cannot), probed once.
+func sandboxed() (args []string, ok bool) {
 	sandboxOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "bwrap", append(bwrapArgs(), "/usr/bin/true")...)
+		sandboxArgs = bwrapArgs(bwrap.DisablesUserns(ctx, "bwrap"))
+		cmd := exec.CommandContext(ctx, "bwrap", append(sandboxArgs, "/usr/bin/true")...)
 		sandboxOK = cmd.Run() == nil
 	})
-	return sandboxOK
+	return sandboxArgs, sandboxOK
 }
 
-// bwrapArgs are the sandbox's options: every namespace unshared, /usr and
-// the fonts' configuration read-only, a 64 MiB /tmp, no environment.
-func bwrapArgs() []string {
-	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"}
-	for _, dir := range []string{"/bin", "/sbin", "/lib", "/lib64", "/etc/fonts"} {
-		if target, err := os.Readlink(dir); err == nil {
-			args = append(args, "--symlink", target, dir)
-		} else if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			args = append(args, "--ro-bind", dir, dir)
-		}
+// bwrapArgs are the sandbox's options: every namespace unshared (and no
+// user namespace creatable inside, where bwrap knows how), /usr and the
+// fonts' configuration read-only, a 64 MiB /tmp, no environment.
+func bwrapArgs(disableUserns bool) []string {
+	args := []string{"--unshare-all", "--die-with-parent", "--new-session"}
+	if disableUserns {
+		args = append(args, "--unshare-user", "--disable-userns")
 	}
+	args = append(append(args, "--ro-bind", "/usr", "/usr"), bwrap.HostDirs("/bin", "/sbin", "/lib", "/lib64", "/etc/fonts")...)
 	return append(args, "--proc", "/proc", "--dev", "/dev", "--size", strconv.Itoa(64<<20), "--tmpfs", "/tmp",
 		"--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "OMP_THREAD_LIMIT", "1")
 }
 
+// Admission is asked before each subprocess starts, with the work's wall
+// time, for a slot to run it in (limit.WorkGate: the process's and the
+// workspace's bounds); it returns the func that frees the slot, or the
+// refusal, which the run returns as is.
+type Admission func(ctx context.Context, work time.Duration) (release func(), err error)
+
+type admissionKey struct{}
+
+// WithAdmission returns ctx carrying admit, which every page rendering and
+// OCR run under ctx goes through first; the caller that knows whose
+// document it is (internal/capability) sets it.
+func WithAdmission(ctx context.Context, admit Admission) context.Context {
+	return context.WithValue(ctx, admissionKey{}, admit)
+}
+
+// admit takes ctx's admission for a run of at most work; a context
+// without one admits at once.
+func admit(ctx context.Context, work time.Duration) (release func(), err error) {
+	if a, ok := ctx.Value(admissionKey{}).(Admission); ok && a != nil {
+		return a(ctx, work)
+	}
+	return func() {}, nil
+}
+
 // runTool runs the program argv under the sandbox and rlimits with input
-// on its standard input, for at most work, and returns its standard
-// output. what names the work in errors ("rendering page 3"). A run past
+// on its standard input, for at most work, once ctx's Admission let it
+// start, and returns its standard output. what names the work in errors ("rendering page 3"). A run past
 // its time or output cap is an over_budget error; a tool that is not
 // installed is a not_implemented error saying which Debian package brings it.
 func runTool(ctx context.Context, what string, work time.Duration, input []byte, pkg string, argv ...string) ([]byte, error) {
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return nil, apperr.New(apperr.NotImplemented, "%s needs %s (Debian package %s), which is not installed on this worker", what, argv[0], pkg)
 	}
+	release, err := admit(ctx, work)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	cpu := strconv.Itoa(int(work/time.Second) + 1)
 	limited := append([]string{"prlimit", "--as=" + strconv.Itoa(MaxToolMemory), "--cpu=" + cpu,
 		"--fsize=" + strconv.Itoa(MaxToolOutputBytes), "--core=0", "--nofile=64", "--"}, argv...)
-	if sandboxed() {
-		limited = append(append([]string{"bwrap"}, bwrapArgs()...), limited...)
+	if args, ok := sandboxed(); ok {
+		limited = append(append([]string{"bwrap"}, args...), limited...)
 	}
 	wctx, cancel := context.WithTimeout(ctx, work)
 	defer cancel()
@@ -92,7 +121,7 @@ func runTool(ctx context.Context, what string, work time.Duration, input []byte,
 	stderr.limit = 4 << 10
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	switch {
 	case ctx.Err() != nil:
 		return nil, apperr.Wrap(ctx.Err(), apperr.Timeout, "%s was stopped", what)

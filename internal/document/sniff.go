@@ -22,6 +22,7 @@ const (
 	TypeJPEG     = "image/jpeg"
 	TypeGIF      = "image/gif"
 	TypeWebP     = "image/webp"
+	TypeTIFF     = "image/tiff"
 	TypeXLSX     = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 	TypeCSV      = "text/csv"
 	TypeText     = "text/plain"
@@ -37,6 +38,7 @@ var extensions = map[string][]string{
 	TypeJPEG:     {".jpg", ".jpeg"},
 	TypeGIF:      {".gif"},
 	TypeWebP:     {".webp"},
+	TypeTIFF:     {".tif", ".tiff"},
 	TypeXLSX:     {".xlsx"},
 	TypeCSV:      {".csv"},
 	TypeText:     {".txt", ".text", ".log"},
@@ -50,7 +52,7 @@ func Extensions(contentType string) []string { return extensions[contentType] }
 
 // IsImage reports whether contentType is one of the image types.
 func IsImage(contentType string) bool {
-	return contentType == TypePNG || contentType == TypeJPEG || contentType == TypeGIF || contentType == TypeWebP
+	return contentType == TypePNG || contentType == TypeJPEG || contentType == TypeGIF || contentType == TypeWebP || contentType == TypeTIFF
 }
 
 // IsText reports whether contentType is one of the text types (UTF-8).
@@ -74,7 +76,7 @@ var activeTypes = []string{
 var activeExtensions = []string{".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt", ".js", ".mjs", ".css", ".php"}
 
 // accepted names the accepted kinds for messages.
-const accepted = "PDF, PNG, JPEG, GIF, WebP, XLSX, CSV, plain text, Markdown and JSON"
+const accepted = "PDF, PNG, JPEG, GIF, WebP, TIFF, XLSX, CSV, plain text, Markdown and JSON"
 
 // Sniff decides a file's content type from its bytes, using its name and
 // the uploader's declared type only to tell text formats apart. The bytes
@@ -88,6 +90,9 @@ func Sniff(name, declared string, data []byte) (string, error) {
 	detected, _, _ := mime.ParseMediaType(http.DetectContentType(data))
 	if slices.Contains(binarySignatures, detected) {
 		return detected, nil
+	}
+	if bytes.HasPrefix(data, []byte("II*\x00")) || bytes.HasPrefix(data, []byte("MM\x00*")) {
+		return TypeTIFF, nil // a TIFF, little- or big-endian, which the standard sniffer does not know
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n\f"), []byte("%PDF-")) {
 		return TypePDF, nil // pdfcpu, like viewers, allows white space first

@@ -10,6 +10,9 @@
 //     Redis, each slot freed by its job's end or at its deadline.
 //   - Bulkhead: a process-wide bound on concurrent lookups that waits
 //     briefly for a slot and then answers 503.
+//   - WorkGate: a process-wide bound on expensive runs (page renderings
+//     and OCR) joined to a fleet-wide share per workspace, waited for
+//     briefly, then a 503.
 //   - ByteBudget: a process-wide bound on bytes held at once (request
 //     bodies being read) that refuses at once.
 //   - SignInThrottle: console sign-in tries per account and per client

@@ -80,39 +80,58 @@ func (s *Share) acquire(ctx context.Context, queue, workspace, jobID string, dea
 	if sem == nil {
 		return nil
 	}
-	key := sem.prefix + workspace
-	hold := max(time.Until(deadline), time.Millisecond)
+	err := sem.wait(ctx, sem.prefix+workspace, jobID, deadline, until)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return s.stopped(ctx, queue)
+	case errors.Is(err, ErrSlotsTaken):
+		refused := apperr.RateLimitedAfter(refusedRetry(err),
+			"this workspace already has %d jobs on the %s queue, its share of the workers; retry later", sem.slots, queue)
+		refused.Err = ErrSlotsTaken
+		return refused
+	}
+	return err
+}
+
+// wait takes a slot of key for token, held until deadline, looking again
+// (after shareRetryMin, backing off to shareRetryMax) while every slot is
+// taken, until one frees or until passes: then it returns the last
+// refusal (ErrSlotsTaken). A Redis that fails is its 503; ctx ending is
+// an error the caller tells by ctx.Err().
+func (s *Semaphore) wait(ctx context.Context, key, token string, deadline, until time.Time) error {
 	poll := shareRetryMin
 	for {
-		err := sem.take(ctx, key, jobID, hold)
+		err := s.take(ctx, key, token, max(time.Until(deadline), time.Millisecond))
 		if err != nil && ctx.Err() != nil {
-			return s.stopped(ctx, queue)
+			return err
 		}
 		if !errors.Is(err, ErrSlotsTaken) {
 			return err
 		}
 		left := time.Until(until)
 		if left <= 0 {
-			var e *apperr.Error
-			retry := SemaphoreRetryAfter
-			if errors.As(err, &e) {
-				retry = e.RetryAfter
-			}
-			refused := apperr.RateLimitedAfter(max(retry, time.Second),
-				"this workspace already has %d jobs on the %s queue, its share of the workers; retry later", sem.slots, queue)
-			refused.Err = ErrSlotsTaken
-			return refused
+			return err
 		}
 		timer := time.NewTimer(min(poll, left))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return s.stopped(ctx, queue)
+			return ctx.Err()
 		case <-timer.C:
 		}
 		poll = min(poll*2, shareRetryMax)
-		hold = max(time.Until(deadline), time.Millisecond)
 	}
+}
+
+// refusedRetry is the Retry-After of a refusal by wait: the wait until
+// the earliest slot frees, at least a second.
+func refusedRetry(err error) time.Duration {
+	retry := SemaphoreRetryAfter
+	var e *apperr.Error
+	if errors.As(err, &e) {
+		retry = e.RetryAfter
+	}
+	return max(retry, time.Second)
 }
 
 // stopped is the error of a wait for a slot that ctx ended.

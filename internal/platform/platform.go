@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	goruntime "runtime"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -398,8 +399,30 @@ func (p *Platform) buildFiles() error {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
 	document.SetOCRLanguages(o.Config.Tools.OCRLanguages)
-	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage})
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage, Gate: p.documentGate()})
 	return nil
+}
+
+// documentGate is the gate of page renderings and OCR runs (DOCUMENT_RENDER_*);
+// a configuration built in code that leaves them zero gets their defaults.
+func (p *Platform) documentGate() *limit.WorkGate {
+	o, t := p.Options, p.Options.Config.Tools
+	if t.DocumentRenderConcurrency <= 0 {
+		t.DocumentRenderConcurrency = goruntime.NumCPU()
+	}
+	if t.DocumentRenderShare <= 0 {
+		t.DocumentRenderShare = max(t.DocumentRenderConcurrency/2, 1)
+	}
+	if t.DocumentRenderWait <= 0 {
+		t.DocumentRenderWait = config.DefaultDocumentRenderWait
+	}
+	var gate *limit.WorkGate
+	observe := p.Metrics.DocumentWork(func() int { return gate.InUse() }, func() int { return gate.Waiting() })
+	gate = limit.NewWorkGate(limit.WorkGateOptions{
+		What: "page renderings", Redis: o.Redis, KeyPrefix: o.KeyPrefix, Process: t.DocumentRenderConcurrency,
+		Share: t.DocumentRenderShare, Wait: t.DocumentRenderWait, Observe: observe,
+	})
+	return gate
 }
 
 // buildMetrics builds the registry with every scrape-time source: the

@@ -46,6 +46,7 @@ func Config(databaseURL, redisURL string) *config.Config {
 		ShutdownTimeout:   5_000_000_000,
 		OutboundAllow:     []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		DataSourceAllow:   Loopback,
+		Tools:             config.Tools{DocumentRenderConcurrency: 4, DocumentRenderShare: 2, DocumentRenderWait: config.DefaultDocumentRenderWait},
 	}
 }
 

@@ -1,13 +1,10 @@
 package python
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 )
@@ -85,11 +82,4 @@ func (g *gate) close() {
 			_ = f.Close()
 		}
 	}
-}
-
-// bwrapDisablesUserns reports whether bwrap knows --disable-userns (0.8.0
-// and later).
-func bwrapDisablesUserns(ctx context.Context, bwrap string) bool {
-	out, _ := exec.CommandContext(ctx, bwrap, "--help").Output()
-	return bytes.Contains(out, []byte("--disable-userns"))
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/bwrap"
 	"github.com/appruntime/appruntime/internal/tool"
 )
 
@@ -141,17 +142,17 @@ func (e *Executor) check(ctx context.Context) (mode, error) {
 	if err != nil {
 		return 0, apperr.NotImplementedf("python_code_tool: no python interpreter at %s", e.opts.Python)
 	}
-	bwrap, lookErr := exec.LookPath(e.opts.Bwrap)
+	bwrapPath, lookErr := exec.LookPath(e.opts.Bwrap)
 	var sandboxErr error
 	switch {
 	case lookErr != nil:
 		sandboxErr = fmt.Errorf("bwrap (Debian package bubblewrap) is not installed")
 	case !strings.HasPrefix(python, "/usr/"):
 		sandboxErr = fmt.Errorf("the interpreter %s is outside /usr, the only host directory the sandbox mounts", python)
-	case !bwrapDisablesUserns(ctx, bwrap):
+	case !bwrap.DisablesUserns(ctx, bwrapPath):
 		sandboxErr = fmt.Errorf("the installed bwrap is older than 0.8.0 and cannot refuse nested user namespaces (--disable-userns)")
 	default:
-		e.opts.Bwrap = bwrap
+		e.opts.Bwrap = bwrapPath
 		cgroup, err := findCgroup(e.opts.Cgroup)
 		if err != nil && !e.opts.AllowNoCgroup {
 			return 0, apperr.Wrap(err, apperr.NotImplemented,
@@ -379,13 +380,7 @@ func (e *Executor) sandboxArgs() []string {
 	}
 	// Merged-/usr systems link these into /usr; others have them as
 	// directories of their own.
-	for _, dir := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
-		if target, err := os.Readlink(dir); err == nil {
-			args = append(args, "--symlink", target, dir)
-		} else if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			args = append(args, "--ro-bind", dir, dir)
-		}
-	}
+	args = append(args, bwrap.HostDirs("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")...)
 	return append(args,
 		"--proc", "/proc", "--dev", "/dev",
 		"--size", strconv.FormatInt(e.opts.FileBytes, 10), "--tmpfs", "/dev/shm",
