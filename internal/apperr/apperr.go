@@ -163,9 +163,17 @@ func CodeForStatus(status int) Code {
 // Public returns what may be shown to a caller for err: its code, HTTP status
 // and message. An error without an *Error in its chain (or an Internal one) is
 // shown as a generic message; the caller of Public is expected to log it.
+// One without an *Error that says a database or service connection could
+// not be made or was closed (Disconnected) is a retryable 503 instead.
 func Public(err error) (code Code, status int, message string) {
 	var e *Error
-	if !errors.As(err, &e) || e.Code == Internal || e.Code == NotMigrated {
+	if !errors.As(err, &e) {
+		if Disconnected(err) {
+			return Unavailable, http.StatusServiceUnavailable, disconnectedMessage
+		}
+		return Internal, http.StatusInternalServerError, "internal error"
+	}
+	if e.Code == Internal || e.Code == NotMigrated {
 		return Internal, http.StatusInternalServerError, "internal error"
 	}
 	return e.Code, Status(e.Code), e.Message
