@@ -45,7 +45,9 @@ func (m *Minter) LiveSessions(ctx context.Context, workspaceID string) ([]LiveSe
 	}
 	taskIDs, userIDs := []string{}, []string{}
 	for _, r := range rows {
-		taskIDs = append(taskIDs, r.TaskID)
+		if r.TaskID != "" { // a preview session is on no task
+			taskIDs = append(taskIDs, r.TaskID)
+		}
 		if r.UserID != nil {
 			userIDs = append(userIDs, *r.UserID)
 		}
