@@ -1,12 +1,15 @@
 package console_test
 
 import (
+	"net/http"
+	"net/url"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/artifact"
+	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/testkit/browser"
 	"github.com/appruntime/appruntime/models"
 )
@@ -15,7 +18,7 @@ import (
 // bundle against the demo binding (preselected, since the demo tool mounts
 // the bundle with it); the frame reads the real invoices through a preview
 // session, and a write (Hold) is refused as read-only, writing nothing. The
-// mint is audited and the session is on no task.
+// mint is audited, and the session is on no task, listed as a preview.
 func TestBundlePreviewAgainstABindingInTheBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := browser.New(t)
@@ -60,4 +63,43 @@ func TestBundlePreviewAgainstABindingInTheBrowser(t *testing.T) {
 	require.Empty(t, rows[0].TaskID)
 	require.Equal(t, f.BindingID, *rows[0].BindingID)
 	require.Equal(t, int64(1), auditCount(t, s.Store, s.Tenant.Workspace.ID, artifact.AuditSessionPreview, rows[0].ID))
+
+	// The live sessions page lists it as a preview, on no task.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/sessions"),
+		browser.WaitText(`.preview-session`, `t.includes("Preview against binding")`),
+	))
+}
+
+// TestBundlePreviewForm: the preview form refuses a POST without the form's
+// token, a binding of another workspace or none (404), minting nothing; a
+// reviewer may not preview.
+func TestBundlePreviewForm(t *testing.T) {
+	t.Parallel()
+	c := newTestConsole(t)
+	f := seedDemo(t, c.P, c.Tenant)
+	cl := c.signedIn(t)
+	path := "/bundles/" + f.BundleID + "/versions/1/preview"
+	other := testkit.NewTenant(t, c.Store.DB)
+	otherBinding := models.Binding{ID: models.NewID(), WorkspaceID: other.Workspace.ID, Name: "theirs", BindingKind: "postgres",
+		AllowedOperations: models.JSON(`{}`), Version: 1}
+	require.NoError(t, c.Store.DB.Create(&otherBinding).Error)
+
+	require.Equal(t, http.StatusOK, cl.get(path).Status)
+	require.Equal(t, http.StatusForbidden, cl.post(path, url.Values{"binding_id": {f.BindingID}, "csrf": {""}}).Status)
+	require.Equal(t, http.StatusNotFound, cl.post(path, url.Values{"binding_id": {otherBinding.ID}}).Status)
+	require.Equal(t, http.StatusNotFound, cl.post(path, url.Values{"binding_id": {""}}).Status)
+	var n int64
+	require.NoError(t, c.Store.DB.Model(&models.AppSession{}).Count(&n).Error)
+	require.Zero(t, n)
+
+	p := cl.post(path, url.Values{"binding_id": {f.BindingID}})
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, `id="artifact-frame" sandbox="allow-scripts"`)
+	require.Contains(t, p.Body, "&#34;verbs&#34;:[&#34;read&#34;]")
+
+	rv := c.client(t)
+	require.Equal(t, http.StatusSeeOther, rv.login(f.ReviewerEmail, testPassword).Status)
+	rv.get("/review")
+	require.Equal(t, http.StatusForbidden, rv.post(path, url.Values{"binding_id": {f.BindingID}}).Status)
 }
