@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/bundle"
 	"github.com/appruntime/appruntime/models"
 )
@@ -21,6 +22,7 @@ func (s *server) bundleRoutes(app *fiber.App) {
 	app.Delete("/api/admin/bundles/:id", adminOnly, s.deleteBundle)
 	app.Post("/api/admin/bundles/:id/versions", adminOnly, s.addBundleVersion)
 	app.Post("/api/admin/bundles/:id/versions/:version/grants/:decision", adminOnly, s.decideBundleGrant)
+	app.Post("/api/admin/bundles/:id/versions/:version/preview-sessions", adminOnly, s.previewBundleVersion)
 	app.Get("/bundles/:id/:version", s.serveBundle)
 }
 
@@ -110,6 +112,36 @@ func (s *server) decideBundleGrant(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(g)
+}
+
+// previewBundleVersion answers POST
+// /api/admin/bundles/:id/versions/:version/preview-sessions {binding_id}
+// with 201 and a preview session of the version against that binding of
+// the workspace: read-only, on no task, short-lived, audited as
+// session.preview (docs/architecture.md#preview-sessions). A version or
+// binding of another workspace is a 404; past the workspace's live
+// previews, a 429.
+func (s *server) previewBundleVersion(c *fiber.Ctx) error {
+	version, err := strconv.Atoi(c.Params("version"))
+	if err != nil || version < 1 {
+		return apperr.NotFoundf("version %q not found", c.Params("version"))
+	}
+	var in struct {
+		BindingID string `json:"binding_id"`
+	}
+	if err := decodeStrictBody(c, &in); err != nil {
+		return err
+	}
+	if !models.IsID(in.BindingID) {
+		return apperr.Invalidf("binding_id must be the UUID of a binding of the workspace, got %q", in.BindingID)
+	}
+	p := principalOf(c)
+	pv, err := s.Artifacts.Preview(c.UserContext(), artifact.PreviewRequest{WorkspaceID: p.WorkspaceID, Actor: adminActor(c),
+		UserID: p.UserID, TokenID: p.TokenID, BundleID: c.Params("id"), Version: version, BindingID: in.BindingID})
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(pv)
 }
 
 // serveBundle answers GET /bundles/:id/:version with the bytes, their

@@ -29,12 +29,16 @@ func (s *server) runtimeRoutes(app *fiber.App) {
 }
 
 // verb runs fn, the verb called name, on the body with the session's
-// claims and renders the v1 shape, or the v2 envelope when the request
+// claims, once the session's kind allows the verb (runtime.Authorize) and renders the v1 shape, or the v2 envelope when the request
 // asked. It leaves the op's kind for the metrics (observe).
 func (s *server) verb(name string, fn verbFunc) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		claims, body := sessionOf(c), c.Request().Body()
-		res, err := fn(c.UserContext(), claims, body)
+		err := s.Runtime.Authorize(c.UserContext(), claims, name, body)
+		var res runtime.Result
+		if err == nil {
+			res, err = fn(c.UserContext(), claims, body)
+		}
 		if err != nil {
 			c.Locals(verbKindKey{}, s.Runtime.OpKind(c.UserContext(), claims, name, body))
 			return err

@@ -113,7 +113,7 @@ func TestMintDescriptorGolden(t *testing.T) {
 	require.Equal(t, session.Claims{
 		SessionID: claims.SessionID, WorkspaceID: f.Tenant.Workspace.ID, TaskID: f.Task.ID, AgentID: f.Tenant.Agent.ID,
 		StepID: f.Step.ID, ConfiguredToolID: f.Tool.ID, BindingID: f.Binding.ID, UserID: f.Tenant.Admin.ID,
-		ExpiresAt: claims.ExpiresAt,
+		ExpiresAt: claims.ExpiresAt, Kind: session.KindTask,
 	}, claims)
 	require.Equal(t, claims.SessionID, r.Body["session_id"])
 	expires, err := time.Parse(time.RFC3339, r.Body["expires_at"].(string))

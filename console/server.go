@@ -188,6 +188,7 @@ func (s *server) routes(app *fiber.App) {
 	g.Get("/bundles/:id", s.showBundle)
 	g.Post("/bundles/:id/versions", s.uploadBundleVersion)
 	g.Get("/bundles/:id/versions/:version/preview", s.previewBundleVersion)
+	g.Post("/bundles/:id/versions/:version/preview", s.mintBundlePreview)
 	g.Post("/bundles/:id/versions/:version/grants/:decision", s.decideBundleGrant)
 	g.Get("/integrations", s.listIntegrations)
 	g.Get("/integrations/new", s.newIntegration)

@@ -149,18 +149,29 @@ type UsageRecord struct {
 	CreatedAt time.Time
 }
 
-// AppSession is one minted session token (its id is the JWT's jti).
+// AppSession is one minted session token (its id is the JWT's jti). A
+// preview session (Kind SessionPreview) is on no task: its TaskID and StepID
+// are empty (NULL) and BindingID names the binding it reads through
+// (docs/architecture.md#preview-sessions).
 type AppSession struct {
 	ID          string `gorm:"primaryKey"`
 	WorkspaceID string
+	Kind        string `gorm:"default:task"`
 	TaskID      string
 	StepID      string
+	BindingID   *string
 	UserID      *string
 	TokenID     *string // the host token the session was minted with, if any
 	ExpiresAt   time.Time
 	RevokedAt   *time.Time
 	CreatedAt   time.Time
 }
+
+// The kinds of an app session.
+const (
+	SessionTask    = "task"
+	SessionPreview = "preview"
+)
 
 // WriteIntent is a data-source write (a /write or an /action's writes) that
 // may be about to commit: it is committed before the data source commits, as

@@ -37,6 +37,10 @@
     if (renewing) {
       return;
     }
+    if (!renewURL) { // a preview session: pressing Preview again mints another
+      toFrame({ type: "session", error: "preview sessions are not renewed: press Preview with data again" });
+      return;
+    }
     renewing = true;
     fetch(renewURL, {
       method: "POST",

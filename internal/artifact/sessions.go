@@ -19,7 +19,10 @@ const AuditSessionRevoke = "session.revoke"
 
 // LiveSession is a minted session that is neither revoked nor expired.
 type LiveSession struct {
-	ID        string
+	ID string
+	// BindingID is set for a preview session, which is on no task (its
+	// TaskID and StepID are empty; docs/architecture.md#preview-sessions).
+	BindingID string
 	TaskID    string
 	TaskTitle string
 	StepID    string
@@ -45,7 +48,9 @@ func (m *Minter) LiveSessions(ctx context.Context, workspaceID string) ([]LiveSe
 	}
 	taskIDs, userIDs := []string{}, []string{}
 	for _, r := range rows {
-		taskIDs = append(taskIDs, r.TaskID)
+		if r.TaskID != "" { // a preview session is on no task
+			taskIDs = append(taskIDs, r.TaskID)
+		}
 		if r.UserID != nil {
 			userIDs = append(userIDs, *r.UserID)
 		}
@@ -73,6 +78,9 @@ func (m *Minter) LiveSessions(ctx context.Context, workspaceID string) ([]LiveSe
 			CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
 		if r.UserID != nil {
 			ls.UserID, ls.UserEmail = *r.UserID, emails[*r.UserID]
+		}
+		if r.BindingID != nil {
+			ls.BindingID = *r.BindingID
 		}
 		out = append(out, ls)
 	}

@@ -17,11 +17,31 @@ type Claims struct {
 	BindingID        string
 	UserID           string // the reviewer the host minted for; may be empty
 	ExpiresAt        time.Time
+	// Kind is KindTask, or KindPreview for an admin's preview of a bundle
+	// version against a binding: on no task (TaskID, AgentID, StepID and
+	// ConfiguredToolID empty) and read-only
+	// (docs/architecture.md#preview-sessions).
+	Kind string
 }
 
+// The kinds of session.
+const (
+	KindTask    = "task"
+	KindPreview = "preview"
+)
+
+// Preview reports whether the session is a preview session.
+func (c Claims) Preview() bool { return c.Kind == KindPreview }
+
 // Surface is the rate-limit surface of the session: its artifact step. Every
-// session minted for one step shares it (docs/architecture.md#runtime-contract).
-func (c Claims) Surface() string { return c.StepID }
+// session minted for one step shares it (docs/architecture.md#runtime-contract);
+// a preview session, on no step, is its own surface.
+func (c Claims) Surface() string {
+	if c.Preview() {
+		return "preview:" + c.SessionID
+	}
+	return c.StepID
+}
 
 // Values are the session placeholders a binding template may use; they always
 // win over request values of the same name.

@@ -158,6 +158,7 @@ type tokenClaims struct {
 	ConfiguredToolID string `json:"configured_tool_id"`
 	BindingID        string `json:"binding_id"`
 	UserID           string `json:"user_id"`
+	Kind             string `json:"kind,omitempty"` // "preview", or absent for a task's session
 }
 
 // MintInput names what a session is for. Every id but UserID is required.
@@ -212,23 +213,11 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 		BindingID:        in.BindingID,
 		UserID:           in.UserID,
 		ExpiresAt:        now.Add(i.ttl),
+		Kind:             KindTask,
 	}
-	tok := jwt.NewWithClaims(signingMethod, tokenClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			ID:        c.SessionID,
-			Issuer:    i.issuer,
-			Audience:  jwt.ClaimStrings{Audience},
-			IssuedAt:  jwt.NewNumericDate(now),
-			NotBefore: jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(c.ExpiresAt),
-		},
-		WorkspaceID: c.WorkspaceID, TaskID: c.TaskID, AgentID: c.AgentID, StepID: c.StepID,
-		ConfiguredToolID: c.ConfiguredToolID, BindingID: c.BindingID, UserID: c.UserID,
-	})
-	tok.Header["kid"] = key.ID
-	signed, err := tok.SignedString(key.Secret)
+	signed, err := i.sign(key, c, now)
 	if err != nil {
-		return "", Claims{}, fmt.Errorf("session: sign: %w", err)
+		return "", Claims{}, err
 	}
 
 	err = i.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -280,6 +269,32 @@ func (i *Issuer) Mint(ctx context.Context, in MintInput) (string, Claims, error)
 		return "", Claims{}, err
 	}
 	return signed, c, nil
+}
+
+// sign signs c, issued at now, with key.
+func (i *Issuer) sign(key config.Key, c Claims, now time.Time) (string, error) {
+	kind := c.Kind
+	if kind == KindTask {
+		kind = "" // a task session's token carries no kind, as before previews
+	}
+	tok := jwt.NewWithClaims(signingMethod, tokenClaims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			ID:        c.SessionID,
+			Issuer:    i.issuer,
+			Audience:  jwt.ClaimStrings{Audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(c.ExpiresAt),
+		},
+		WorkspaceID: c.WorkspaceID, TaskID: c.TaskID, AgentID: c.AgentID, StepID: c.StepID,
+		ConfiguredToolID: c.ConfiguredToolID, BindingID: c.BindingID, UserID: c.UserID, Kind: kind,
+	})
+	tok.Header["kid"] = key.ID
+	signed, err := tok.SignedString(key.Secret)
+	if err != nil {
+		return "", fmt.Errorf("session: sign: %w", err)
+	}
+	return signed, nil
 }
 
 // replaces reports whether r is the session in renews: on the same step,
@@ -415,8 +430,24 @@ func refusal(t *jwt.Token, err error) error {
 // claims checks the claims the parser does not know about and converts them.
 func (tc tokenClaims) claims() (Claims, error) {
 	incomplete := apperr.Unauthenticatedf("session token claims incomplete")
-	for _, id := range []string{tc.ID, tc.WorkspaceID, tc.TaskID, tc.AgentID, tc.StepID, tc.ConfiguredToolID, tc.BindingID} {
+	ids, absent, lifetime, kind := []string{tc.ID, tc.WorkspaceID, tc.TaskID, tc.AgentID, tc.StepID, tc.ConfiguredToolID, tc.BindingID}, []string{}, TTL, KindTask
+	switch tc.Kind {
+	case "":
+	case KindPreview:
+		// A preview is on no task: it names its binding and nothing of a task.
+		ids = []string{tc.ID, tc.WorkspaceID, tc.BindingID}
+		absent = []string{tc.TaskID, tc.AgentID, tc.StepID, tc.ConfiguredToolID}
+		lifetime, kind = PreviewTTL, KindPreview
+	default:
+		return Claims{}, incomplete
+	}
+	for _, id := range ids {
 		if !models.IsID(id) {
+			return Claims{}, incomplete
+		}
+	}
+	for _, v := range absent {
+		if v != "" {
 			return Claims{}, incomplete
 		}
 	}
@@ -427,7 +458,7 @@ func (tc tokenClaims) claims() (Claims, error) {
 		return Claims{}, apperr.Unauthenticatedf("session token lacks a required claim")
 	}
 	// The parser has checked that exp and nbf are present.
-	if tc.ExpiresAt.Sub(tc.IssuedAt.Time) > TTL {
+	if tc.ExpiresAt.Sub(tc.IssuedAt.Time) > lifetime {
 		return Claims{}, apperr.Unauthenticatedf("session token lifetime too long")
 	}
 	return Claims{
@@ -440,6 +471,7 @@ func (tc tokenClaims) claims() (Claims, error) {
 		BindingID:        tc.BindingID,
 		UserID:           tc.UserID,
 		ExpiresAt:        tc.ExpiresAt.UTC(),
+		Kind:             kind,
 	}, nil
 }
 

@@ -120,7 +120,7 @@ func TestMintedTokenRoundTripsItsClaims(t *testing.T) {
 	require.Equal(t, Claims{
 		SessionID: minted.SessionID, WorkspaceID: e.input.WorkspaceID, TaskID: e.input.TaskID,
 		AgentID: e.input.AgentID, StepID: e.input.StepID, ConfiguredToolID: e.input.ConfiguredToolID,
-		BindingID: e.input.BindingID, UserID: e.input.UserID, ExpiresAt: minted.ExpiresAt,
+		BindingID: e.input.BindingID, UserID: e.input.UserID, ExpiresAt: minted.ExpiresAt, Kind: KindTask,
 	}, got)
 
 	// The header names the signing key, and the registered claims are the contract's.
