@@ -120,10 +120,21 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 			call(i)
 		}
 		p0, s0, r0, own0 := platformPG.Count(), sourcePG.Count(), redisCount.Commands(), st.Counted()
+		phase := len(platformPG.Statements(0))
 		for i := range n {
 			call(warmup + i)
 		}
 		p, s, r, own := platformPG.Count().Sub(p0), sourcePG.Count().Sub(s0), redisCount.Commands()-r0, st.Counted()
+		// The binding cache re-reads a binding at most every
+		// binding.MaxStaleness (5 s), whatever the rate of requests: a
+		// phase that a loaded machine stretches across that moment sees
+		// the re-read, which is not a cost of each request.
+		var reloads int64
+		for _, sql := range platformPG.Statements(phase) {
+			if strings.Contains(sql, `FROM "bindings"`) {
+				reloads++
+			}
+		}
 		// The platform's own count (appruntime_platform_db_statements_total,
 		// what scripts/bench reads) is what the server was sent.
 		require.Equal(t, [2]uint64{uint64(p.Statements), uint64(p.Transactions)},
@@ -138,12 +149,12 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 			ran[name] = append(ran[name], sql)
 		}
 		got[name] = verbCost{
-			PlatformStatements: float64(p.Statements) / n, PlatformTransactions: float64(p.Transactions) / n,
+			PlatformStatements: float64(p.Statements-reloads) / n, PlatformTransactions: float64(p.Transactions) / n,
 			SourceStatements: float64(s.Statements) / n, SourceTransactions: float64(s.Transactions) / n,
 			RedisCommands: float64(r) / n,
 		}
-		t.Logf("%-6s platform statements %.2f (transactions %.2f), data-source statements %.2f (transactions %.2f), Redis commands %.2f per request; pings %d+%d over %d",
-			name, got[name].PlatformStatements, got[name].PlatformTransactions, got[name].SourceStatements, got[name].SourceTransactions, got[name].RedisCommands, p.Pings, s.Pings, n)
+		t.Logf("%-6s platform statements %.2f (transactions %.2f), data-source statements %.2f (transactions %.2f), Redis commands %.2f per request; pings %d+%d, binding re-reads %d over %d",
+			name, got[name].PlatformStatements, got[name].PlatformTransactions, got[name].SourceStatements, got[name].SourceTransactions, got[name].RedisCommands, p.Pings, s.Pings, reloads, n)
 	}
 	for _, name := range []string{"write", "action"} {
 		t.Logf("%s: one request's platform statements:\n%s", name, strings.Join(ran[name], "\n"))
