@@ -136,7 +136,7 @@ func NewJournal(st *store.Store, log *slog.Logger) *Journal {
 		j.idle = append(j.idle, &writer{st: st, setup: openSetup})
 	}
 	j.wg.Add(1)
-	go j.work(j.settles, &writer{st: st, setup: settleSetup})
+	go j.work(j.settles, &writer{st: st, setup: settleSetup, reconnectFor: settleReconnectFor})
 	return j
 }
 
@@ -592,33 +592,81 @@ type writer struct {
 	st    *store.Store
 	setup []string
 	conn  *sql.Conn
+	// used is when conn last ran a statement.
+	used time.Time
+	// reconnectFor is how long apply keeps trying to connect when the
+	// database cannot be reached (a restart): the settle writer's, whose
+	// completions would otherwise be left for the sweep to record as
+	// unknown although their writes committed. The open writers fail at
+	// once: a request waits on them.
+	reconnectFor time.Duration
 	// scratch is where the batches' records are built (Postgres).
 	scratch Scratch
 }
+
+// idleCheck is how long the writer's connection may sit unused before
+// apply pings it first (database/sql's rule for its pooled connections):
+// a connection the server closed meanwhile (a restart) is replaced before
+// the batch is sent on it, when retrying cannot write anything twice.
+const idleCheck = time.Second
+
+// settleReconnectFor bounds the settle writer's attempts to reconnect.
+const settleReconnectFor = 30 * time.Second
 
 func (w *writer) apply(b Batch) (Applied, error) {
 	ctx := context.Background()
 	if w.st.Dialect != config.Postgres || w.st.SQL() == nil || Pushes(b) {
 		return Apply(ctx, w.st.DB, b)
 	}
-	if w.conn == nil {
-		conn, err := w.st.SQL().Conn(ctx)
-		if err != nil {
-			return Applied{}, fmt.Errorf("intent: journal connection: %w", err)
-		}
-		for _, setting := range w.setup {
-			if _, err := conn.ExecContext(ctx, setting); err != nil {
-				store.DiscardConn(conn)
-				return Applied{}, fmt.Errorf("intent: journal connection: %w", err)
-			}
-		}
-		w.conn = conn
+	if err := w.connect(ctx); err != nil {
+		return Applied{}, err
 	}
 	applied, err := ApplyOn(ctx, w.conn, b, &w.scratch)
+	w.used = time.Now()
 	if err != nil && w.conn.PingContext(ctx) != nil {
 		w.close() // broken: the next batch takes a new one
 	}
 	return applied, err
+}
+
+// connect makes sure the writer holds a connection that answers, trying
+// for up to reconnectFor while the database cannot be reached. Nothing of
+// a batch has been sent when it fails.
+func (w *writer) connect(ctx context.Context) error {
+	if w.conn != nil && time.Since(w.used) > idleCheck && w.conn.PingContext(ctx) != nil {
+		w.close()
+	}
+	deadline := time.Now().Add(w.reconnectFor)
+	for wait := 50 * time.Millisecond; w.conn == nil; wait = min(2*wait, time.Second) {
+		err := w.open(ctx)
+		if err == nil {
+			break
+		}
+		if !apperr.Disconnected(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
+	return nil
+}
+
+// open takes a connection from the store's pool and applies the writer's
+// settings to it.
+func (w *writer) open(ctx context.Context) error {
+	// The pool pings a connection idle for over a second before it
+	// hands it out (pgx's ResetSession).
+	conn, err := w.st.SQL().Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("intent: journal connection: %w", err)
+	}
+	for _, setting := range w.setup {
+		if _, err := conn.ExecContext(ctx, setting); err != nil {
+			store.DiscardConn(conn)
+			return fmt.Errorf("intent: journal connection: %w", err)
+		}
+	}
+	w.conn, w.used = conn, time.Now()
+	return nil
 }
 
 // close lets the connection go, never back to the pool, where its setting

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -58,4 +59,43 @@ func TestJournalWritersNeverJITCompile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A settle writer whose connection the server closed while it was idle (a
+// restart) settles its next batch on a new connection, instead of failing
+// it and leaving a committed write for the sweep to record as unknown.
+func TestTheSettleWriterReconnectsAfterTheServerClosedItsConnection(t *testing.T) {
+	t.Parallel()
+	st := testkit.Schema(t)
+	ctx := context.Background()
+	tn := testkit.NewTenant(t, st.DB)
+	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Title: "t", Status: models.TaskRunning}
+	require.NoError(t, st.DB.Create(&task).Error)
+	step := models.Step{ID: models.NewID(), TaskID: task.ID, Kind: models.StepAppTool, Status: models.StepRunning}
+	require.NoError(t, st.DB.Create(&step).Error)
+
+	w := &writer{st: st, setup: settleSetup, reconnectFor: settleReconnectFor}
+	t.Cleanup(w.close)
+	write := func(i int) error {
+		in := models.WriteIntent{ID: models.NewID(), TaskID: task.ID, StepID: step.ID, Name: "w", Actor: "user:x",
+			Owner: models.NewID(), Payload: models.MustJSON(map[string]int{"i": i})}
+		batch := models.NewID()
+		in.BatchID = batch
+		if _, err := w.apply(Batch{ID: batch, Open: []models.WriteIntent{in}}); err != nil {
+			return err
+		}
+		_, err := w.apply(Batch{Complete: []Completion{{Intent: in, Type: models.FeedAgentAction,
+			Payload: models.MustJSON(map[string]int{"i": i, "rows_affected": 1})}}})
+		return err
+	}
+	require.NoError(t, write(1))
+	var pid int
+	require.NoError(t, w.conn.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid))
+	require.NoError(t, st.DB.Exec("SELECT pg_terminate_backend(?)", pid).Error)
+	time.Sleep(idleCheck + 100*time.Millisecond)
+
+	require.NoError(t, write(2), "the next batch goes on a new connection")
+	var rows int64
+	require.NoError(t, st.DB.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", task.ID, models.FeedAgentAction).Count(&rows).Error)
+	require.Equal(t, int64(2), rows)
 }
