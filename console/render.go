@@ -188,6 +188,11 @@ func (s *server) renderError(c *fiber.Ctx, err error) error {
 	if code == apperr.Unavailable {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(apperr.RetryAfterSeconds(err), web.UnavailableRetryAfter)))
 	}
+	// The host script's calls (review-host.js: translation, sessions,
+	// citations) ask for JSON and read {"error": message} on a refusal.
+	if strings.Contains(c.Get(fiber.HeaderAccept), fiber.MIMEApplicationJSON) {
+		return c.Status(status).JSON(fiber.Map{"error": msg})
+	}
 	rerr := s.renderView(c, status, "error", view{Title: "Error " + strconv.Itoa(status), Data: errorPage{Status: status, Message: msg}})
 	if rerr != nil {
 		s.Log.ErrorContext(c.UserContext(), "console error page failed", "error", rerr.Error())

@@ -95,8 +95,9 @@ func TestReviewerPages(t *testing.T) {
 	require.NoError(t, c.Store.DB.Take(&replaced, "id = ?", first).Error)
 	require.NotNil(t, replaced.RevokedAt, "the renewal replaced the first session")
 	for _, bad := range []any{map[string]string{"replaces": "not an id"}, map[string]string{"replace": first}} {
-		r, _ = cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+f.StepID, bad)
+		r, refusal := cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+f.StepID, bad)
 		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", bad, r.Body)
+		require.NotEmpty(t, refusal["error"], "the host script is answered in JSON: %s", r.Body)
 	}
 
 	// A step of a task the reviewer does not hold mints nothing there (a
@@ -108,8 +109,9 @@ func TestReviewerPages(t *testing.T) {
 	otherStep := models.Step{ID: models.NewID(), TaskID: elsewhere.ID, Kind: models.StepAppTool, ConfiguredToolID: held.ConfiguredToolID, Status: models.StepCompleted}
 	require.NoError(t, c.Store.DB.Create(&otherStep).Error)
 	for range 3 {
-		r, _ = cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+otherStep.ID, nil)
+		r, refusal := cl.postJSON("/review/tasks/"+f.TaskID+"/session?step="+otherStep.ID, nil)
 		require.Equal(t, http.StatusNotFound, r.Status, r.Body)
+		require.NotEmpty(t, refusal["error"], "the host script is answered in JSON: %s", r.Body)
 	}
 	var minted int64
 	require.NoError(t, c.Store.DB.Model(&models.AppSession{}).Where("task_id = ?", elsewhere.ID).Count(&minted).Error)

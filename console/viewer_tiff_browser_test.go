@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,11 +76,19 @@ func TestViewerShowsPagesWhileThePageReadersAreBusy(t *testing.T) {
 	require.NoError(t, err)
 	other := limit.NewWorkGate(limit.WorkGateOptions{What: "page renderings", Redis: s.P.Options.Redis, KeyPrefix: s.P.Options.KeyPrefix,
 		Process: 1, Share: 1, Wait: 100 * time.Millisecond})
-	held, err := other.Acquire(context.Background(), s.Tenant.Workspace.ID, time.Minute)
+	acquired, err := other.Acquire(context.Background(), s.Tenant.Workspace.ID, time.Minute)
 	require.NoError(t, err)
+	held := sync.OnceFunc(acquired)
 	defer held()
 
 	require.Equal(t, s.URL+"/review/tasks/"+id, reviewNextSignedIn(t, ctx, s, f.ReviewerEmail))
 	require.Equal(t, "Page 1 · text not read: the page readers are busy, reload in a moment", browser.Eval[string](t, ctx,
 		`document.querySelector('.document[data-file-name="busy.pdf"] .page p').textContent`))
+	// Its image was refused too; once the readers are free it comes
+	// without a reload.
+	img := `document.querySelector('.document[data-file-name="busy.pdf"] .page-image')`
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(img+`.complete`, 10*time.Second)))
+	require.Zero(t, browser.Eval[int](t, ctx, img+`.naturalWidth`), "the busy page's image was refused")
+	held()
+	require.NoError(t, chromedp.Do(ctx, browser.Poll(img+`.naturalWidth > 0`, 20*time.Second)), "the image is asked for again")
 }

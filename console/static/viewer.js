@@ -172,6 +172,23 @@
   viewer.querySelectorAll(".page-image").forEach(function (img) {
     img.addEventListener("load", layWords);
   });
+
+  // A page image refused for now (503: the page readers are busy, see
+  // docs/operators.md's DOCUMENT_RENDER_WAIT) is asked for again, up to four
+  // times, after 1, 2, 4 and 8 seconds.
+  viewer.querySelectorAll("img").forEach(function (img) {
+    var tries = 0;
+    var base = img.getAttribute("src");
+    img.addEventListener("error", function () {
+      if (tries >= 4) {
+        return;
+      }
+      tries++;
+      setTimeout(function () {
+        img.src = base + (base.indexOf("?") < 0 ? "?" : "&") + "retry=" + tries;
+      }, 1000 * Math.pow(2, tries - 1));
+    });
+  });
   window.addEventListener("resize", layWords);
   layWords();
 })();

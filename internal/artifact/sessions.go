@@ -102,8 +102,15 @@ func (m *Minter) RevokeSession(ctx context.Context, workspaceID, actor, sessionI
 	if err := m.Sessions.Revoke(ctx, row.ID); err != nil {
 		return err
 	}
+	// A preview is on no task: it names its binding instead.
+	detail := map[string]any{"kind": row.Kind, "already_revoked": row.RevokedAt != nil}
+	if row.Kind == models.SessionPreview && row.BindingID != nil {
+		detail["binding_id"] = *row.BindingID
+	} else {
+		detail["task_id"], detail["step_id"] = row.TaskID, row.StepID
+	}
 	return audit.Record(ctx, m.Store.DB, audit.Entry{
 		WorkspaceID: workspaceID, Actor: actor, Action: AuditSessionRevoke, TargetType: "session", TargetID: row.ID,
-		Detail: map[string]any{"task_id": row.TaskID, "step_id": row.StepID, "already_revoked": row.RevokedAt != nil},
+		Detail: detail,
 	})
 }

@@ -2,6 +2,7 @@ package artifact_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -74,4 +75,17 @@ func TestLiveSessionsAndRevoke(t *testing.T) {
 	list, err = m.LiveSessions(ctx, tn.Workspace.ID)
 	require.NoError(t, err)
 	require.Empty(t, list)
+
+	// A preview is on no task: its revocation's audit row names its binding.
+	b := models.Binding{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, Name: "b-" + models.NewID()[:8], BindingKind: "postgres",
+		AllowedOperations: models.JSON(`{}`), Version: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.DB.Create(&b).Error)
+	_, preview, err := issuer.MintPreview(ctx, session.PreviewInput{WorkspaceID: tn.Workspace.ID, BindingID: b.ID, UserID: tn.Admin.ID})
+	require.NoError(t, err)
+	require.NoError(t, m.RevokeSession(ctx, tn.Workspace.ID, "user:"+tn.Admin.ID, preview.SessionID))
+	var entry models.AuditEntry
+	require.NoError(t, st.DB.Where("action = ? AND target_id = ?", artifact.AuditSessionRevoke, preview.SessionID).Take(&entry).Error)
+	var detail map[string]any
+	require.NoError(t, json.Unmarshal(entry.Detail, &detail))
+	require.Equal(t, map[string]any{"kind": models.SessionPreview, "binding_id": b.ID, "already_revoked": false}, detail)
 }
