@@ -34,6 +34,10 @@ type TaskReviewPool struct {
 	// RoutedAt is when the task reached the pool by an escalation; nil
 	// when it came with its park (its await's time).
 	RoutedAt *time.Time
+	// TaskCreatedAt is a copy of the task's created_at, so the console's
+	// task list reads a pool's tasks newest first from this table's own
+	// index (docs/performance.md#the-console-task-list).
+	TaskCreatedAt time.Time
 }
 
 // ReviewPoolSettings are a pool's notification and escalation settings

@@ -44,7 +44,7 @@ func TestTheWorkerEmailsAPoolsWaitingWork(t *testing.T) {
 		require.NoError(t, st.DB.Create(&step).Error)
 		require.NoError(t, st.DB.Create(&models.TaskAwait{ID: models.NewID(), TaskID: task.ID, SourceType: models.AwaitSourceAppTool,
 			CorrelationKey: step.ID, Status: models.AwaitPending, CreatedAt: time.Now().UTC().Add(-2 * time.Minute)}).Error)
-		require.NoError(t, st.DB.Create(&models.TaskReviewPool{TaskID: task.ID, PoolID: pool.ID}).Error)
+		require.NoError(t, st.DB.Create(&models.TaskReviewPool{TaskID: task.ID, PoolID: pool.ID, TaskCreatedAt: task.CreatedAt}).Error)
 
 		runWorker(t, p)
 		require.Eventually(t, func() bool { return len(sink.Mail()) == 1 }, 20*time.Second, 50*time.Millisecond)

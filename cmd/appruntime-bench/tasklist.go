@@ -37,8 +37,8 @@ func routeToPool(ctx context.Context, pool *pgxpool.Pool, fx reviewFixture) (str
 	if err != nil {
 		return "", err
 	}
-	_, err = pool.Exec(ctx, `INSERT INTO task_review_pools (task_id, pool_id)
-	  SELECT id, $2 FROM tasks WHERE workspace_id = $1 AND status = 'completed' AND (priority::int % 4) = 0`, fx.workspaceID, id)
+	_, err = pool.Exec(ctx, `INSERT INTO task_review_pools (task_id, pool_id, task_created_at)
+	  SELECT id, $2, created_at FROM tasks WHERE workspace_id = $1 AND status = 'completed' AND (priority::int % 4) = 0`, fx.workspaceID, id)
 	if err != nil {
 		return "", err
 	}
@@ -107,18 +107,19 @@ func listPhase(ctx context.Context, dbURL string, pool *pgxpool.Pool, fx reviewF
 	return worst, explainList(ctx, pool, fx, agentID, poolID)
 }
 
-// listPlans are the list's filters as ListWorkspace writes them.
-var listPlans = []struct{ name, where string }{
-	{"status filter", `AND status = 'completed'`},
-	{"agent filter", `AND agent_id = $2`},
-	{"pool filter", `AND id IN (SELECT task_id FROM task_review_pools WHERE pool_id = $3)`},
+// listPlans are the list's filters as ListWorkspace writes them: a join,
+// a condition and the keyset's order.
+var listPlans = []struct{ name, join, where, order string }{
+	{"status filter", "", `AND status = 'completed'`, "tasks.created_at DESC, tasks.id DESC"},
+	{"agent filter", "", `AND agent_id = $2`, "tasks.created_at DESC, tasks.id DESC"},
+	{"pool filter", `JOIN task_review_pools tp ON tp.task_id = tasks.id AND tp.pool_id = $3`, "", "tp.task_created_at DESC, tp.task_id DESC"},
 }
 
 // explainList prints the plans of the list's filters.
 func explainList(ctx context.Context, pool *pgxpool.Pool, fx reviewFixture, agentID, poolID string) error {
 	for _, p := range listPlans {
-		sql := `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tasks WHERE workspace_id = $1 ` + p.where +
-			` AND $2::uuid IS NOT NULL AND $3::uuid IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 51`
+		sql := `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT tasks.* FROM tasks ` + p.join + ` WHERE tasks.workspace_id = $1 ` + p.where +
+			` AND $2::uuid IS NOT NULL AND $3::uuid IS NOT NULL ORDER BY ` + p.order + ` LIMIT 51`
 		rows, err := pool.Query(ctx, sql, fx.workspaceID, agentID, poolID)
 		if err != nil {
 			return err

@@ -18,8 +18,9 @@ func RouteToAgentPools(ctx context.Context, tx *gorm.DB, taskID, agentID string)
 	if err := db.Exec(`DELETE FROM task_review_pools WHERE task_id = ?`, taskID).Error; err != nil {
 		return fmt.Errorf("claim: clear review pools of task %s: %w", taskID, err)
 	}
-	err := db.Exec(`INSERT INTO task_review_pools (task_id, pool_id) SELECT ?, pool_id FROM agent_review_pools WHERE agent_id = ?`,
-		taskID, agentID).Error
+	err := db.Exec(`INSERT INTO task_review_pools (task_id, pool_id, task_created_at)
+	  SELECT t.id, ap.pool_id, t.created_at FROM tasks t JOIN agent_review_pools ap ON ap.agent_id = ? WHERE t.id = ?`,
+		agentID, taskID).Error
 	if err != nil {
 		return fmt.Errorf("claim: route task %s to its agent's review pools: %w", taskID, err)
 	}

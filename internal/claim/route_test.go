@@ -194,6 +194,11 @@ func TestReviewPoolsRouteTasks(t *testing.T) {
 		var pools []models.TaskReviewPool
 		require.NoError(t, st.DB.Where("task_id = ?", routedA).Find(&pools).Error)
 		require.Len(t, pools, 2, "the task took its agent's two pools")
+		var routed models.Task
+		require.NoError(t, st.DB.Where("id = ?", routedA).Take(&routed).Error)
+		for _, p := range pools {
+			require.True(t, routed.CreatedAt.Equal(p.TaskCreatedAt), "the pool row copies the task's created_at (the task list's pool index)")
+		}
 
 		c, err := f.q.Next(ctx, f.tn.Workspace.ID, outsider)
 		require.NoError(t, err)

@@ -113,6 +113,8 @@ type waiting struct {
 	AwaitID  string
 	ParkedAt time.Time
 	RoutedAt *time.Time
+	// CreatedAt is the task's, copied onto its task_review_pools row.
+	CreatedAt time.Time
 }
 
 func (w waiting) since() time.Time {
@@ -122,7 +124,7 @@ func (w waiting) since() time.Time {
 	return w.ParkedAt
 }
 
-const waitingSQL = `SELECT t.id AS task_id, t.title, t.agent_id, a.id AS await_id, a.created_at AS parked_at, tp.routed_at
+const waitingSQL = `SELECT t.id AS task_id, t.title, t.agent_id, a.id AS await_id, a.created_at AS parked_at, tp.routed_at, t.created_at
 FROM task_review_pools tp
 JOIN tasks t ON t.id = tp.task_id
 JOIN task_awaits a ON a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool'
@@ -214,7 +216,7 @@ func escalate(ctx context.Context, tx *gorm.DB, p models.ReviewPool, w waiting, 
 	if err := tx.Exec(`DELETE FROM task_review_pools WHERE task_id = ? AND pool_id = ?`, w.TaskID, p.ID).Error; err != nil {
 		return fmt.Errorf("notify: take task %s out of pool %s: %w", w.TaskID, p.ID, err)
 	}
-	row := models.TaskReviewPool{TaskID: w.TaskID, PoolID: to, RoutedAt: &now}
+	row := models.TaskReviewPool{TaskID: w.TaskID, PoolID: to, RoutedAt: &now, TaskCreatedAt: w.CreatedAt}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 		return fmt.Errorf("notify: route task %s to pool %s: %w", w.TaskID, to, err)
 	}

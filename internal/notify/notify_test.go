@@ -132,7 +132,7 @@ func (w *world) park(t *testing.T, pool models.ReviewPool, title string, ago tim
 	require.NoError(t, w.st.DB.Create(&step).Error)
 	require.NoError(t, w.st.DB.Create(&models.TaskAwait{ID: models.NewID(), TaskID: task.ID, SourceType: models.AwaitSourceAppTool,
 		CorrelationKey: step.ID, Status: models.AwaitPending, CreatedAt: w.clock().Add(-ago)}).Error)
-	require.NoError(t, w.st.DB.Create(&models.TaskReviewPool{TaskID: task.ID, PoolID: pool.ID}).Error)
+	require.NoError(t, w.st.DB.Create(&models.TaskReviewPool{TaskID: task.ID, PoolID: pool.ID, TaskCreatedAt: task.CreatedAt}).Error)
 	return task
 }
 
@@ -196,6 +196,7 @@ func TestWaitingWorkIsToldOnceAndEscalated(t *testing.T) {
 			require.Len(t, rows, 1)
 			require.Equal(t, w.back.ID, rows[0].PoolID)
 			require.NotNil(t, rows[0].RoutedAt)
+			require.True(t, stuck.CreatedAt.Equal(rows[0].TaskCreatedAt), "the escalated row keeps the task's created_at (the task list's pool index)")
 			var audits []models.AuditEntry
 			require.NoError(t, w.st.DB.Where("action = ? AND target_id = ?", "review_pool.escalate", stuck.ID).Find(&audits).Error)
 			require.Len(t, audits, 1)

@@ -3,12 +3,15 @@ package task_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/internal/webhook"
@@ -187,4 +190,100 @@ func summaryIDs(list []task.Summary) []string {
 		ids[i] = s.ID
 	}
 	return ids
+}
+
+// TestWorkspaceTaskListPoolFilter: filtering by review pool reads the
+// pool's rows by their copy of the task's created_at (0023) and lists
+// exactly what "the workspace's tasks routed to the pool, newest first"
+// does, on Postgres and on SQLite (the dev mode): tasks of one instant,
+// tasks of another pool and of another workspace, the other filters and
+// the search combined, every keyset page.
+func TestWorkspaceTaskListPoolFilter(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) *store.Store{"postgres": testkit.Tx, "sqlite": testkit.SQLite} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			st := open(t)
+			ctx := context.Background()
+			tn, other := testkit.NewTenant(t, st.DB), testkit.NewTenant(t, st.DB)
+			svc := task.NewService(task.Options{Store: st, Log: discard, BundleBaseURL: bundleBase})
+			pool := func(ws string) string {
+				p := models.ReviewPool{ID: models.NewID(), WorkspaceID: ws, Name: models.NewID(), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+				require.NoError(t, st.DB.Create(&p).Error)
+				return p.ID
+			}
+			mine, beside, theirs := pool(tn.Workspace.ID), pool(tn.Workspace.ID), pool(other.Workspace.ID)
+			at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+			var all []models.Task
+			routed := map[string]bool{}
+			for i := range 2*task.TasksPerPage + 7 {
+				status := models.TaskRunning
+				if i%3 == 0 {
+					status = models.TaskCompleted
+				}
+				row := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Title: fmt.Sprintf("p%03d", i),
+					Status: status, CreatedAt: at.Add(time.Duration(i/3) * time.Second)} // three tasks an instant
+				require.NoError(t, st.DB.Create(&row).Error)
+				all = append(all, row)
+				to := beside
+				if i%5 != 4 {
+					to, routed[row.ID] = mine, true
+				}
+				require.NoError(t, st.DB.Create(&models.TaskReviewPool{TaskID: row.ID, PoolID: to, TaskCreatedAt: row.CreatedAt}).Error)
+			}
+			foreign := models.Task{ID: models.NewID(), WorkspaceID: other.Workspace.ID, AgentID: other.Agent.ID, Status: models.TaskRunning, CreatedAt: at}
+			require.NoError(t, st.DB.Create(&foreign).Error)
+			require.NoError(t, st.DB.Create(&models.TaskReviewPool{TaskID: foreign.ID, PoolID: theirs, TaskCreatedAt: at}).Error)
+			// want is the filter's meaning, computed here: the pool's tasks
+			// passing keep, by (created_at, id) descending.
+			want := func(keep func(models.Task) bool) []string {
+				var rows []models.Task
+				for _, r := range all {
+					if routed[r.ID] && keep(r) {
+						rows = append(rows, r)
+					}
+				}
+				slices.SortFunc(rows, func(a, b models.Task) int {
+					if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+						return c
+					}
+					return strings.Compare(b.ID, a.ID)
+				})
+				ids := []string{}
+				for _, r := range rows {
+					ids = append(ids, r.ID)
+				}
+				return ids
+			}
+			for _, c := range []struct {
+				name string
+				f    task.ListFilter
+				keep func(models.Task) bool
+			}{
+				{"pool", task.ListFilter{PoolID: mine}, func(models.Task) bool { return true }},
+				{"pool and status", task.ListFilter{PoolID: mine, Status: models.TaskCompleted},
+					func(r models.Task) bool { return r.Status == models.TaskCompleted }},
+				{"pool and agent", task.ListFilter{PoolID: mine, AgentID: tn.Agent.ID}, func(models.Task) bool { return true }},
+				{"pool and search", task.ListFilter{PoolID: mine, Query: "P01"}, func(r models.Task) bool { return strings.HasPrefix(r.Title, "p01") }},
+			} {
+				var got []string
+				f := c.f
+				for pages := 0; ; pages++ {
+					require.Less(t, pages, 10, c.name)
+					page, err := svc.ListWorkspace(ctx, tn.Workspace.ID, f)
+					require.NoError(t, err, c.name)
+					require.LessOrEqual(t, len(page.Tasks), task.TasksPerPage)
+					got = append(got, summaryIDs(page.Tasks)...)
+					if !page.HasMore {
+						break
+					}
+					f.Before, f.Page = page.Next, page.Page+1
+				}
+				require.Equal(t, want(c.keep), got, c.name)
+			}
+			page, err := svc.ListWorkspace(ctx, tn.Workspace.ID, task.ListFilter{PoolID: theirs})
+			require.NoError(t, err)
+			require.Empty(t, page.Tasks, "another workspace's pool lists none of its tasks here")
+		})
+	}
 }
