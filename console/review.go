@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -26,6 +27,10 @@ const reviewPath = "/review"
 
 // maxViewerPages bounds the pages of one document the viewer shows as text.
 const maxViewerPages = 50
+
+// maxViewerCells bounds the cells of one sheet's table the viewer's page
+// holds (a page's 128 KiB of CSV may be 130,000 empty cells).
+const maxViewerCells = 20_000
 
 // reviewRoutes mounts the reviewer's host pages, for reviewers and admins.
 func (s *server) reviewRoutes(app *fiber.App) {
@@ -112,6 +117,15 @@ type viewerPage struct {
 	// Busy says its text was not read: every page reader of its
 	// workspace's share or of the console was busy past DOCUMENT_RENDER_WAIT.
 	Busy bool
+	// Refused is why the page was not read (a budget's or a broken file's
+	// message): the page says so rather than the task not opening.
+	Refused string
+	// Table is a sheet's (or a CSV file's) page as rows of cells
+	// (document.Table), shown as a paged table under Sheet, its name.
+	Table     bool
+	Sheet     string
+	Rows      [][]string
+	Truncated bool
 }
 
 // viewerDocument is one file of the task in the viewer. Images is the URL
@@ -211,14 +225,43 @@ func (s *server) viewerDocuments(c *fiber.Ctx, taskID string) ([]viewerDocument,
 				doc.Pages = append(doc.Pages, viewerPage{Number: n, Busy: true})
 				continue
 			}
+			if apperr.Is(err, apperr.OverBudget) || apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.UnsupportedMedia) {
+				// A refused page (a sheet bomb past its budget) says why.
+				_, _, msg := apperr.Public(err)
+				doc.Pages = append(doc.Pages, viewerPage{Number: n, Refused: msg})
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
-			doc.Pages = append(doc.Pages, viewerPage{Number: n, Text: pv.Text, OCR: pv.OCR, Words: pv.Words})
+			vp := viewerPage{Number: n, Text: pv.Text, OCR: pv.OCR, Words: pv.Words}
+			if isSheet(f.ContentType) {
+				vp.Sheet = cmp.Or(pv.Sheet, f.Name)
+				rows, err := document.Table(document.Text{Text: pv.Text, Truncated: pv.Truncated})
+				vp.Rows, vp.Truncated = firstCells(rows, maxViewerCells)
+				vp.Table, vp.Truncated = err == nil, vp.Truncated || pv.Truncated
+			}
+			doc.Pages = append(doc.Pages, vp)
 		}
 		docs = append(docs, doc)
 	}
 	return docs, nil
+}
+
+// firstCells is the rows of rows that hold at most limit cells in all (an
+// empty row counts as one), and whether rows held more.
+func firstCells(rows [][]string, limit int) ([][]string, bool) {
+	for i, row := range rows {
+		if limit -= max(len(row), 1); limit < 0 {
+			return rows[:i], true
+		}
+	}
+	return rows, false
+}
+
+// isSheet says the viewer shows a file of contentType as tables.
+func isSheet(contentType string) bool {
+	return contentType == document.TypeXLSX || contentType == document.TypeCSV
 }
 
 // reviewSession is what the host script mounts the artifact with; on a

@@ -2,7 +2,7 @@
 // words laid at their boxes, selectable), zoom, page thumbnails,
 // find-in-document and keyboard navigation (PageUp/PageDown and the arrow
 // keys move between pages when the focus is not in a field or the
-// artifact). Styles are set through the CSSOM: the page's CSP refuses
+// artifact). A sheet shows as a table paged by 100 rows. Styles are set through the CSSOM: the page's CSP refuses
 // inline style attributes.
 (function () {
   "use strict";
@@ -78,6 +78,55 @@
     }
   }
 
+  // Sheets: a sheet's (or CSV file's) table shows SHEET_ROWS rows at a
+  // time, "rows X–Y of N" between its previous and next buttons. Rows are
+  // hidden with the hidden attribute (the CSP refuses inline styles).
+  var SHEET_ROWS = 100;
+  function showRows(page, first) {
+    var rows = page.querySelectorAll("table.sheet tr");
+    var n = rows.length;
+    first = Math.max(0, Math.min(first, Math.floor(Math.max(n - 1, 0) / SHEET_ROWS) * SHEET_ROWS));
+    page.setAttribute("data-first-row", String(first));
+    for (var i = 0; i < n; i++) {
+      rows[i].hidden = i < first || i >= first + SHEET_ROWS;
+    }
+    page.querySelector(".sheet-status").textContent = n ?
+      "rows " + (first + 1) + "–" + Math.min(first + SHEET_ROWS, n) + " of " + n : "no rows";
+    page.querySelector(".sheet-prev").disabled = first === 0;
+    page.querySelector(".sheet-next").disabled = first + SHEET_ROWS >= n;
+  }
+  viewer.querySelectorAll(".page").forEach(function (page) {
+    if (!page.querySelector("table.sheet")) {
+      return;
+    }
+    showRows(page, 0);
+    page.querySelector(".sheet-prev").addEventListener("click", function () {
+      showRows(page, Number(page.getAttribute("data-first-row")) - SHEET_ROWS);
+    });
+    page.querySelector(".sheet-next").addEventListener("click", function () {
+      showRows(page, Number(page.getAttribute("data-first-row")) + SHEET_ROWS);
+    });
+  });
+
+  // findRows marks a sheet's rows holding q and shows the rows' page of
+  // the first one; it reports whether any row holds q.
+  function findRows(page, q) {
+    var rows = page.querySelectorAll("table.sheet tr");
+    var first = -1;
+    for (var i = 0; i < rows.length; i++) {
+      if ((rows[i].textContent || "").toLowerCase().indexOf(q) >= 0) {
+        rows[i].classList.add("found");
+        if (first < 0) {
+          first = i;
+        }
+      }
+    }
+    if (first >= 0) {
+      showRows(page, first - first % SHEET_ROWS);
+    }
+    return first >= 0;
+  }
+
   // Find: the pages whose text holds the query (case-insensitive), OCR's
   // words marked; Enter moves to the next match.
   var found = [];
@@ -97,6 +146,12 @@
     }
     var terms = q.split(/\s+/);
     pages().forEach(function (p) {
+      if (p.querySelector("table.sheet")) {
+        if (findRows(p, q)) {
+          found.push(p);
+        }
+        return;
+      }
       var text = (p.querySelector(".page-text").textContent || "").toLowerCase();
       if (text.indexOf(q) < 0) {
         return;

@@ -210,6 +210,8 @@ type Preview struct {
 	Truncated bool            `json:"truncated"`
 	OCR       bool            `json:"ocr"`
 	Words     []document.Word `json:"words,omitempty"`
+	// Sheet is the sheet's name when the page is a spreadsheet's sheet.
+	Sheet string `json:"sheet,omitempty"`
 }
 
 // FilePreview is file_preview.
@@ -232,7 +234,7 @@ func (s *Service) FilePreview(ctx context.Context, taskID string, p PreviewParam
 	if err != nil {
 		return Preview{}, err
 	}
-	return Preview{File: s.describe(f), Page: page, Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words}, nil
+	return Preview{File: s.describe(f), Page: page, Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words, Sheet: text.Sheet}, nil
 }
 
 func requireFileID(id string) error {

@@ -34,6 +34,7 @@ type cachedPage struct {
 	Truncated bool            `json:"truncated,omitempty"`
 	OCR       bool            `json:"ocr,omitempty"`
 	Words     []document.Word `json:"words,omitempty"`
+	Sheet     string          `json:"sheet,omitempty"`
 	Code      apperr.Code     `json:"code,omitempty"`
 	Message   string          `json:"message,omitempty"`
 }
@@ -42,7 +43,7 @@ func (c cachedPage) result() (document.Text, error) {
 	if c.Code != "" {
 		return document.Text{}, apperr.New(c.Code, "%s", c.Message)
 	}
-	return document.Text{Text: c.Text, Truncated: c.Truncated, OCR: c.OCR, Words: c.Words}, nil
+	return document.Text{Text: c.Text, Truncated: c.Truncated, OCR: c.OCR, Words: c.Words, Sheet: c.Sheet}, nil
 }
 
 // pageText returns the text of page of f, from the cache, from a
@@ -101,7 +102,7 @@ func (s *Service) computePage(ctx context.Context, f models.File, page int) (cac
 	var e *apperr.Error
 	switch {
 	case err == nil:
-		return cachedPage{Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words}, nil
+		return cachedPage{Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words, Sheet: text.Sheet}, nil
 	case errors.As(err, &e) && (e.Code == apperr.OverBudget || e.Code == apperr.Invalid || e.Code == apperr.UnsupportedMedia):
 		return cachedPage{Code: e.Code, Message: e.Message}, nil
 	}

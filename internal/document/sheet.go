@@ -174,6 +174,7 @@ func sheetText(ctx context.Context, data []byte, n, limit int) (Text, error) {
 	defer f.Close()
 	r := sheetReader{dec: xml.NewDecoder(newTextRunCap(b.reader(f), limit)), shared: shared, b: b, limit: limit}
 	text, err := r.render()
+	text.Sheet = sheet.name
 	if berr := b.check(); berr != nil {
 		return Text{}, berr
 	}
@@ -477,4 +478,33 @@ func (t *textRunCap) keep(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// Table splits a sheet's or a CSV file's page text (PageText: at most
+// MaxPageTextBytes, so the rows are bounded by the page's budget) into
+// rows of cells, for the viewer's table. A truncated text's last row may
+// be cut, so it is dropped; a text that is not CSV is an invalid error.
+func Table(text Text) ([][]string, error) {
+	r := csv.NewReader(strings.NewReader(text.Text))
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	r.ReuseRecord = false
+	var rows [][]string
+	for {
+		row, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if text.Truncated {
+				break // the cut ends inside a quoted cell
+			}
+			return nil, apperr.Wrap(err, apperr.Invalid, "the page is not a table")
+		}
+		rows = append(rows, row)
+	}
+	if text.Truncated && len(rows) > 0 {
+		rows = rows[:len(rows)-1]
+	}
+	return rows, nil
 }

@@ -51,6 +51,8 @@ type Text struct {
 	OCR bool
 	// Words are the words OCR read with their boxes (only when OCR).
 	Words []Word
+	// Sheet is the sheet's name when the page is a spreadsheet's sheet.
+	Sheet string
 }
 
 // PageText reads the text of page (1-based) of a document of contentType:
