@@ -95,9 +95,15 @@ func TestXLSXBombIsStreamed(t *testing.T) {
 	text, err := document.PageText(context.Background(), data, document.TypeXLSX, 1)
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
-	require.NoError(t, err)
-	require.True(t, text.Truncated)
-	require.LessOrEqual(t, len(text.Text), document.MaxPageTextBytes)
+	if err != nil {
+		// Under -race on a loaded machine the work budget (MaxWork) may
+		// end the read before the text cap does: still a bounded refusal.
+		require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+		require.Contains(t, err.Error(), "took more than 10s")
+	} else {
+		require.True(t, text.Truncated)
+		require.LessOrEqual(t, len(text.Text), document.MaxPageTextBytes)
+	}
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d MiB allocated in %s", allocated>>20, took)
 	require.Less(t, allocated, uint64(16<<20))
