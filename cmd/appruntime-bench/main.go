@@ -53,8 +53,7 @@ import (
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
-	"github.com/appruntime/appruntime/internal/files"
-	"github.com/appruntime/appruntime/internal/storage"
+	"github.com/appruntime/appruntime/internal/loadseed"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -157,13 +156,13 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	dbURL, err := freshDatabase(ctx, o.adminURL, o.dbName)
+	dbURL, err := loadseed.FreshDatabase(ctx, o.adminURL, o.dbName)
 	if err != nil {
 		return err
 	}
 	// The bench table is a data source, which is never on the platform's
 	// server and never reached as a superuser.
-	dataURL, err := freshDatabase(ctx, o.dataURL, o.dbName+"_data")
+	dataURL, err := loadseed.FreshDatabase(ctx, o.dataURL, o.dbName+"_data")
 	if err != nil {
 		return err
 	}
@@ -660,7 +659,7 @@ func seed(ctx context.Context, dbURL, dataURL, upstreamURL string, secretsKey []
 		}
 		fx.runStepIDs = append(fx.runStepIDs, s.ID)
 	}
-	if err := seedCSV(ctx, st, secretsKey, task.ID); err != nil {
+	if err := loadseed.UploadCSV(ctx, st, secretsKey, task.ID, "bench.csv", rows); err != nil {
 		return fixture{}, err
 	}
 	_, fx.hostToken, err = auth.IssueToken(ctx, st.DB, ws.ID, models.ScopeHost, "bench", &user.ID, nil)
@@ -684,44 +683,6 @@ func serveUpstream(ctx context.Context) (string, error) {
 	go func() { _ = srv.Serve(ln) }()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	return "http://" + ln.Addr().String(), nil
-}
-
-// seedCSV uploads bench.csv (id,name; rows rows) to the task, as an agent
-// would, for the CSV lookup of the /run phase.
-func seedCSV(ctx context.Context, st *store.Store, secretsKey []byte, taskID string) error {
-	svc, err := files.New(files.Options{Store: st, Blobs: storage.NewDatabase(st.DB), SecretsKey: secretsKey, PublicAPIURL: "http://127.0.0.1"})
-	if err != nil {
-		return err
-	}
-	var csv strings.Builder
-	csv.WriteString("id,name\n")
-	for i := 1; i <= rows; i++ {
-		fmt.Fprintf(&csv, "%d,item %d\n", i, i)
-	}
-	_, err = svc.Upload(ctx, taskID, "bench.csv", "text/csv", strings.NewReader(csv.String()))
-	return err
-}
-
-// freshDatabase drops and creates database name on the server of adminURL
-// and returns its URL.
-func freshDatabase(ctx context.Context, adminURL, name string) (string, error) {
-	pool, err := pgxpool.New(ctx, adminURL)
-	if err != nil {
-		return "", err
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return "", err
-	}
-	if _, err := pool.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", err
-	}
-	i := strings.LastIndex(adminURL, "/")
-	rest := ""
-	if q := strings.Index(adminURL[i:], "?"); q >= 0 {
-		rest = adminURL[i+q:]
-	}
-	return adminURL[:i+1] + name + rest, nil
 }
 
 func withParam(url, key, value string) string {

@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/appruntime/appruntime/internal/loadseed"
 	"github.com/appruntime/appruntime/internal/webhook"
 )
 
@@ -169,10 +170,10 @@ func (d *deployment) start(ctx context.Context) error {
 	if d.pg, err = startPostgres(d.dir); err != nil {
 		return err
 	}
-	if d.dbURL, err = freshDatabase(ctx, d.pg.url("postgres"), "soak"); err != nil {
+	if d.dbURL, err = loadseed.FreshDatabase(ctx, d.pg.url("postgres"), "soak"); err != nil {
 		return err
 	}
-	if d.dataURL, err = freshDatabase(ctx, d.o.dataURL, "appruntime_soak_data"); err != nil {
+	if d.dataURL, err = loadseed.FreshDatabase(ctx, d.o.dataURL, "appruntime_soak_data"); err != nil {
 		return fmt.Errorf("the data sources' server (scripts/services.sh starts it on 5433): %w", err)
 	}
 	if d.redis, err = startSentinel(d.dir); err != nil {

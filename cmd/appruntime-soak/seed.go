@@ -3,19 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/datasource"
-	"github.com/appruntime/appruntime/internal/files"
+	"github.com/appruntime/appruntime/internal/loadseed"
 	"github.com/appruntime/appruntime/internal/review"
-	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
@@ -129,7 +126,7 @@ func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte, hookURL
 		}
 		fx.runSteps = append(fx.runSteps, s)
 	}
-	if err := uploadCSV(ctx, st, secretsKey, writeTask); err != nil {
+	if err := loadseed.UploadCSV(ctx, st, secretsKey, writeTask, "soak.csv", csvRows); err != nil {
 		return fixture{}, err
 	}
 	park := func(due time.Time) (parkedTask, error) {
@@ -166,42 +163,4 @@ func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte, hookURL
 	}
 	_, fx.hostToken, err = auth.IssueToken(ctx, st.DB, ws.ID, models.ScopeHost, "soak", &user.ID, nil)
 	return fx, err
-}
-
-// uploadCSV uploads soak.csv (id,name) to the task, as an agent would, for
-// the lookup tool's /run.
-func uploadCSV(ctx context.Context, st *store.Store, secretsKey []byte, taskID string) error {
-	svc, err := files.New(files.Options{Store: st, Blobs: storage.NewDatabase(st.DB), SecretsKey: secretsKey, PublicAPIURL: "http://127.0.0.1"})
-	if err != nil {
-		return err
-	}
-	var csv strings.Builder
-	csv.WriteString("id,name\n")
-	for i := 1; i <= csvRows; i++ {
-		fmt.Fprintf(&csv, "%d,item %d\n", i, i)
-	}
-	_, err = svc.Upload(ctx, taskID, "soak.csv", "text/csv", strings.NewReader(csv.String()))
-	return err
-}
-
-// freshDatabase drops and creates database name on the server of adminURL
-// and returns its URL.
-func freshDatabase(ctx context.Context, adminURL, name string) (string, error) {
-	pool, err := pgxpool.New(ctx, adminURL)
-	if err != nil {
-		return "", err
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return "", err
-	}
-	if _, err := pool.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", err
-	}
-	i := strings.LastIndex(adminURL, "/")
-	rest := ""
-	if q := strings.Index(adminURL[i:], "?"); q >= 0 {
-		rest = adminURL[i+q:]
-	}
-	return adminURL[:i+1] + name + rest, nil
 }
