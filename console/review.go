@@ -343,7 +343,7 @@ func (s *server) reviewTranslation(c *fiber.Ctx) error {
 		return apperr.NotImplementedf("this deployment keeps no files")
 	}
 	var p capability.TranslationParams
-	if err := json.Unmarshal(c.Body(), &p); err != nil {
+	if err := strictjson.Unmarshal(c.Body(), &p); err != nil {
 		return apperr.Invalidf("body must be {file_id, page, target_language}: %s", err)
 	}
 	out, err := s.Capabilities.GetTranslation(c.UserContext(), d.ID, p)

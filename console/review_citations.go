@@ -1,11 +1,10 @@
 package console
 
 import (
-	"encoding/json"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/strictjson"
 )
 
 // reviewCitations answers POST /review/tasks/:id/citations {citation_ids}
@@ -24,15 +23,13 @@ func (s *server) reviewCitations(c *fiber.Ctx) error {
 	var p struct {
 		CitationIDs []int64 `json:"citation_ids"`
 	}
-	if err := json.Unmarshal(c.Body(), &p); err != nil {
+	if err := strictjson.Unmarshal(c.Body(), &p); err != nil {
 		return apperr.Invalidf("body must be {citation_ids: [numbers]}: %s", err)
 	}
+	// A refusal reaches the host script as {"error": message} (renderError
+	// answers JSON to a request that accepts it), which it tells the bundle
+	// as a citation_error.
 	out, err := s.Capabilities.Citations(c.UserContext(), d.ID, p.CitationIDs)
-	if code := apperr.CodeOf(err); code == apperr.NotFound || code == apperr.Invalid {
-		// The host script tells the bundle this message (citation_error).
-		_, status, msg := apperr.Public(err)
-		return c.Status(status).JSON(fiber.Map{"error": msg})
-	}
 	if err != nil {
 		return err
 	}

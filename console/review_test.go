@@ -100,6 +100,27 @@ func TestReviewerPages(t *testing.T) {
 		require.NotEmpty(t, refusal["error"], "the host script is answered in JSON: %s", r.Body)
 	}
 
+	// The host script's citation and translation calls: bodies are strict
+	// like every other (an unknown field or a repeated key is a 400), and
+	// a refusal is JSON the script tells the bundle (citation_error).
+	for _, path := range []string{"/citations", "/translation"} {
+		for _, bad := range []string{`{"citation_ids":[1],"extra":1}`, `{"citation_ids":[1],"citation_ids":[2]}`, `[`} {
+			req, err := http.NewRequest(http.MethodPost, cl.base+"/review/tasks/"+f.TaskID+path, strings.NewReader(bad))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			req.Header.Set("X-CSRF-Token", cl.csrf)
+			r := cl.do(req)
+			require.Equal(t, http.StatusBadRequest, r.Status, "%s %s: %s", path, bad, r.Body)
+			var refusal map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.Body), &refusal), r.Body)
+			require.NotEmpty(t, refusal["error"])
+		}
+	}
+	r, refusal := cl.postJSON("/review/tasks/"+f.TaskID+"/citations", map[string]any{"citation_ids": []int64{987654321}})
+	require.Equal(t, http.StatusNotFound, r.Status, r.Body)
+	require.Contains(t, refusal["error"], "987654321", "the unknown id is named: %s", r.Body)
+
 	// A step of a task the reviewer does not hold mints nothing there (a
 	// mint may end that task's oldest live session, someone else's).
 	var held models.Step
