@@ -87,7 +87,7 @@ func Apply(ctx context.Context, db *gorm.DB, b Batch) (Applied, error) {
 			return Applied{}, fmt.Errorf("intent: %w", err)
 		}
 		if !Pushes(b) {
-			return applyPostgres(ctx, sqlDB, b, out, new(Scratch))
+			return applyPostgres(ctx, sqlDB, b, out, new(Scratch), settleSQL)
 		}
 		// settleSQL writes feed rows, not the outbox rows of their webhook
 		// events, which must commit with them: such a batch (rare: a write
@@ -149,7 +149,24 @@ SELECT task_id::text, step_id FROM refused`
 	// (a JSON object, which json_to_recordset hands over as sent) is read as
 	// text and cast: json_to_recordset filling a jsonb column itself took
 	// twice the time (measured on 40-row batches: 7.2 against 3.8 µs a row).
-	settleSQL = `WITH c AS (
+	settleSQL = settleStatement("", "")
+
+	// resettleSQL is settleSQL tried again after a try whose answer was lost
+	// (its connection broke with the statement in flight, so it may have
+	// committed): a completion whose intent a feed row names already is not
+	// written twice, and counts as written when that row is its own type
+	// (not a sweep's unknown one). Only a retry pays for the look-up, by the
+	// feed's (task_id, id) index (ReapplyOn).
+	resettleSQL = settleStatement(
+		" AND NOT EXISTS (SELECT 1 FROM feed_events f WHERE f.task_id = c.task_id AND f.intent_id = c.intent_id)",
+		" AND NOT EXISTS (SELECT 1 FROM feed_events f WHERE f.task_id = c.task_id AND f.intent_id = c.intent_id AND f.type = c.type)")
+)
+
+// settleStatement is settleSQL with unwritten added to the condition of
+// each feed row it writes and mine to the condition of each completion it
+// answers as not written.
+func settleStatement(unwritten, mine string) string {
+	return `WITH c AS (
     SELECT * FROM json_to_recordset($2::text::json)
         AS c (intent_id uuid, batch_id uuid, task_id uuid, step_id uuid, type text, name text, actor text, payload text)),
 t AS (` + feed.LiveTasks("$3") + `),
@@ -160,10 +177,10 @@ gone AS (
 fed AS (
     INSERT INTO feed_events (task_id, step_id, type, name, payload, actor, intent_id, created_at)
     SELECT c.task_id, c.step_id, c.type, c.name, c.payload::jsonb, c.actor, c.intent_id, $1 FROM c
-    WHERE c.task_id IN (SELECT id FROM t) AND c.batch_id IN (SELECT id FROM b) AND ` + feed.LockedWhere("$3") + `
+    WHERE c.task_id IN (SELECT id FROM t) AND c.batch_id IN (SELECT id FROM b) AND ` + feed.LockedWhere("$3") + unwritten + `
     RETURNING intent_id)
-SELECT intent_id::text FROM c WHERE intent_id NOT IN (SELECT intent_id FROM fed)`
-)
+SELECT intent_id::text FROM c WHERE intent_id NOT IN (SELECT intent_id FROM fed)` + mine
+}
 
 // Querier runs a query: a *sql.DB, or a *sql.Conn of the caller's with
 // settings of its own.
@@ -196,31 +213,70 @@ func (s *Scratch) keep(buf []byte) {
 // ApplyOn is Apply on Postgres through q (its commits durable or not as
 // q's synchronous_commit says), building its records in s.
 func ApplyOn(ctx context.Context, q Querier, b Batch, s *Scratch) (Applied, error) {
-	return applyPostgres(ctx, q, b, Applied{Refused: map[string]bool{}, Missing: map[string]bool{}}, s)
+	return applyPostgres(ctx, q, b, Applied{Refused: map[string]bool{}, Missing: map[string]bool{}}, s, settleSQL)
+}
+
+// ReapplyOn applies again on conn a batch of completions and finished
+// batches (no Open) whose first Apply may have committed: its connection
+// broke with the statement in flight, so its answer was lost. Nothing is
+// written twice (resettleSQL), so it may be retried until it lands. It
+// first waits for what the first try may still hold (its backend may
+// outlive its client's connection): the batches' rows are locked in a
+// transaction of their own before the statement reads the feed, which it
+// then sees as that try left it.
+func ReapplyOn(ctx context.Context, conn *sql.Conn, b Batch, s *Scratch) (Applied, error) {
+	if len(b.Open) > 0 {
+		return Applied{}, fmt.Errorf("intent: opens are not applied again")
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return Applied{}, fmt.Errorf("intent: apply again: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op once committed
+	batches := append(batchesOf(b.Complete), b.Done...)
+	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM write_intent_batches WHERE id = ANY($1::text[]::uuid[]) FOR UPDATE", batches); err != nil {
+		return Applied{}, fmt.Errorf("intent: apply again: %w", err)
+	}
+	out, err := applyPostgres(ctx, tx, b, Applied{Refused: map[string]bool{}, Missing: map[string]bool{}}, s, resettleSQL)
+	if err != nil {
+		return Applied{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Applied{}, fmt.Errorf("intent: apply again: %w", err)
+	}
+	return out, nil
+}
+
+// batchesOf returns the distinct batches of complete, sorted.
+func batchesOf(complete []Completion) []string {
+	batches := make([]string, len(complete))
+	for i, c := range complete {
+		batches[i] = c.Intent.BatchID
+	}
+	slices.Sort(batches)
+	return slices.Compact(batches)
 }
 
 // applyPostgres runs openSQL for b's Open and settleSQL for the rest: each
 // part is all or nothing, but two parts are two commits (the runtime's
 // journal never mixes them in one batch). The records travel as []byte,
 // which the driver sends as text without a copy of its own.
-func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied, s *Scratch) (Applied, error) {
+func applyPostgres(ctx context.Context, q Querier, b Batch, out Applied, s *Scratch, settle string) (Applied, error) {
 	now := time.Now().UTC()
 	if err := openPostgres(ctx, q, b, now, out.Refused, s); err != nil {
 		return Applied{}, err
 	}
 	if len(b.Complete)+len(b.Done) > 0 {
 		tasks := make([]string, len(b.Complete))
-		batches := make([]string, len(b.Complete))
 		for i, c := range b.Complete {
-			tasks[i], batches[i] = c.Intent.TaskID, c.Intent.BatchID
+			tasks[i] = c.Intent.TaskID
 		}
-		slices.Sort(batches)
 		done := b.Done
 		if done == nil {
 			done = []string{}
 		}
 		records := completionRecords(s.records(), b.Complete)
-		err := queryIDs(ctx, q, out.Missing, settleSQL, now, records, feed.LockOrder(tasks), slices.Compact(batches), done)
+		err := queryIDs(ctx, q, out.Missing, settle, now, records, feed.LockOrder(tasks), batchesOf(b.Complete), done)
 		s.keep(records)
 		if err != nil {
 			return Applied{}, err

@@ -3,6 +3,7 @@ package intent
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -493,7 +494,7 @@ func (j *Journal) flushSettles(batch []journalItem, w *writer) {
 		return
 	}
 	applied, err := w.apply(b)
-	if err != nil && (len(b.Complete) > 1 || len(done) > 0) {
+	if err != nil && !errors.Is(err, errCut) && (len(b.Complete) > 1 || len(done) > 0) {
 		// Each completion on its own, so that one bad item (a record the
 		// database refuses) fails only its own call; the finished batches
 		// wait for the next statement.
@@ -507,6 +508,9 @@ func (j *Journal) flushSettles(batch []journalItem, w *writer) {
 			results[i] = result(it, applied, err)
 		}
 	} else {
+		if err != nil {
+			j.giveBackDone(done)
+		}
 		for i, it := range batch {
 			results[i] = result(it, applied, err)
 		}
@@ -618,25 +622,50 @@ func (w *writer) apply(b Batch) (Applied, error) {
 	if w.st.Dialect != config.Postgres || w.st.SQL() == nil || Pushes(b) {
 		return Apply(ctx, w.st.DB, b)
 	}
-	if err := w.connect(ctx); err != nil {
+	deadline := time.Now().Add(w.reconnectFor)
+	if err := w.connect(ctx, deadline); err != nil {
 		return Applied{}, err
 	}
 	applied, err := ApplyOn(ctx, w.conn, b, &w.scratch)
-	w.used = time.Now()
-	if err != nil && w.conn.PingContext(ctx) != nil {
-		w.close() // broken: the next batch takes a new one
+	for err != nil {
+		w.used = time.Now()
+		if w.conn.PingContext(ctx) == nil {
+			return Applied{}, err // the database refused the batch
+		}
+		w.close() // broken: the next try takes a new one
+		// The connection broke with the batch in flight (a restart, a
+		// terminated backend): it may have committed. The settle writer
+		// applies it again, which writes nothing twice, until it lands
+		// (docs/architecture.md#the-write-guarantee); an open is not
+		// retried, its caller is answered.
+		if len(b.Open) > 0 || w.reconnectFor == 0 || time.Now().After(deadline) {
+			return Applied{}, fmt.Errorf("%w: %w", errCut, err)
+		}
+		time.Sleep(retryPause)
+		if err := w.connect(ctx, deadline); err != nil {
+			return Applied{}, fmt.Errorf("%w: %w", errCut, err)
+		}
+		applied, err = ReapplyOn(ctx, w.conn, b, &w.scratch)
 	}
-	return applied, err
+	w.used = time.Now()
+	return applied, nil
 }
 
+// retryPause is how long the settle writer waits before it applies again
+// a batch whose connection broke.
+const retryPause = 50 * time.Millisecond
+
+// errCut marks the failure of a batch whose connection broke (and kept
+// breaking): trying its items one by one would fail alike.
+var errCut = errors.New("the platform database connection broke")
+
 // connect makes sure the writer holds a connection that answers, trying
-// for up to reconnectFor while the database cannot be reached. Nothing of
-// a batch has been sent when it fails.
-func (w *writer) connect(ctx context.Context) error {
+// until deadline while the database cannot be reached. Nothing of a batch
+// has been sent when it fails.
+func (w *writer) connect(ctx context.Context, deadline time.Time) error {
 	if w.conn != nil && time.Since(w.used) > idleCheck && w.conn.PingContext(ctx) != nil {
 		w.close()
 	}
-	deadline := time.Now().Add(w.reconnectFor)
 	for wait := 50 * time.Millisecond; w.conn == nil; wait = min(2*wait, time.Second) {
 		err := w.open(ctx)
 		if err == nil {

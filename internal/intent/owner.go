@@ -19,9 +19,21 @@ import (
 const ownerLockClass = 7216401
 
 // ownerCheckInterval is how often an owner checks that its lock connection
-// is still alive; when it is not, the owner takes a fresh id (the intents
-// of the old one are then abandoned, and Sweep records them as unknown).
-const ownerCheckInterval = 10 * time.Second
+// is still alive; when it is not (a restart of the platform database, a
+// terminated backend), the owner takes its lock again, on the same id, so
+// that the intents it has in flight stay its own and their completions
+// land. Only when another holds that lock (a sweep testing it at that
+// moment, which may then record them as unknown) does it take a fresh id.
+// A sweep leaves the batches that a restart cut from their owner's lock
+// alone for RestartGrace, which is several of these checks.
+const ownerCheckInterval = 2 * time.Second
+
+// retakeTries is how many times an owner tries to take its lock again on
+// its own id, ownerRetakePause apart, before it takes a fresh id.
+const (
+	retakeTries      = 10
+	ownerRetakePause = 100 * time.Millisecond
+)
 
 // Owner is the identity a process's write intents carry. On Postgres it is
 // alive exactly as long as its advisory lock is held; Close releases it.
@@ -62,6 +74,13 @@ func (o *Owner) ID() string {
 
 // claim takes a fresh id (and its lock on Postgres).
 func (o *Owner) claim(ctx context.Context) error {
+	return o.take(ctx, "")
+}
+
+// take takes the lock of id, or of a fresh id when id is "" or its lock
+// stays taken for retakeTries tries (another owner's id hashing alike, or a
+// sweep testing it).
+func (o *Owner) take(ctx context.Context, id string) error {
 	if o.st.Dialect != config.Postgres {
 		o.mu.Lock()
 		o.id = models.NewID()
@@ -76,14 +95,18 @@ func (o *Owner) claim(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("intent: owner connection: %w", err)
 	}
-	for {
-		id := models.NewID()
+	for try := 0; ; try++ {
+		if id == "" || try >= retakeTries {
+			id = models.NewID()
+		} else if try > 0 {
+			time.Sleep(ownerRetakePause)
+		}
 		var ok bool
 		if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", ownerLockClass, id).Scan(&ok); err != nil {
 			_ = conn.Close()
 			return fmt.Errorf("intent: take owner lock: %w", err)
 		}
-		if ok { // else another owner's id hashes alike: draw again
+		if ok { // else taken: try again, or draw again
 			o.mu.Lock()
 			old := o.conn
 			o.id, o.conn = id, conn
@@ -112,10 +135,13 @@ func (o *Owner) keep() {
 		conn := o.conn
 		o.mu.Unlock()
 		if err := conn.PingContext(ctx); err != nil {
-			if err := o.claim(ctx); err != nil {
-				o.log.Warn("intent: owner lock lost and not retaken", "error", err.Error())
+			old := o.ID()
+			if err := o.take(ctx, old); err != nil {
+				o.log.Warn("intent: owner lock lost and not retaken yet", "error", err.Error())
+			} else if o.ID() == old {
+				o.log.Warn("intent: owner lock connection broke; the lock is taken again")
 			} else {
-				o.log.Warn("intent: owner lock connection broke; writes now carry a new owner id")
+				o.log.Warn("intent: owner lock connection broke and its lock was taken; writes now carry a new owner id")
 			}
 		}
 		cancel()

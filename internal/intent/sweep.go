@@ -77,7 +77,8 @@ func Sweep(ctx context.Context, st *store.Store, now time.Time) (int, error) {
 				if !gone {
 					return nil
 				}
-				n, err := recordAbandoned(ctx, tx, ReasonOwnerGone, "owner = ?", owner)
+				n, err := recordAbandoned(ctx, tx, ReasonOwnerGone, "owner = ? AND "+notCutByARestart,
+					owner, relockWindow.Seconds(), restartGrace.Seconds())
 				total += n
 				return err
 			})
@@ -93,6 +94,29 @@ func Sweep(ctx context.Context, st *store.Store, now time.Time) (int, error) {
 	})
 	return total, err
 }
+
+// A restart of the platform database ends every session, and with them the
+// lock of every owner, live ones too: an owner free for a sweep to take may
+// be a process whose lock connection has not noticed yet (ownerCheckInterval)
+// and whose journal still retries the completions the restart cut
+// (settleReconnectFor). So the batches a restart may have cut from their
+// owner's lock, those opened before the server started or within
+// relockWindow after, are not taken as their owner's gone until the server
+// has been up restartGrace: by then a live owner holds its lock again, on
+// the same id (Owner), and a dead one is recorded as before. Batches opened
+// later are judged by the lock alone. The times are the platform
+// database's (pg_postmaster_start_time) against the batches' created_at,
+// the api's clock: clocks further apart than relockWindow shift the window.
+const (
+	relockWindow = 5 * time.Second
+	restartGrace = 30 * time.Second
+)
+
+// notCutByARestart is the condition (on created_at; its parameters
+// relockWindow and restartGrace in seconds) on the batches Sweep may take
+// as their owner's gone.
+const notCutByARestart = "(created_at >= pg_postmaster_start_time() + make_interval(secs => ?) OR " +
+	"now() >= pg_postmaster_start_time() + make_interval(secs => ?))"
 
 // abandonedOwners lists the owners of every batch and legacy intent.
 func abandonedOwners(ctx context.Context, st *store.Store) ([]string, error) {
