@@ -160,6 +160,7 @@ type deployment struct {
 	workers    []*proc
 	console    *proc
 	hook       *receiver
+	tools      *toolEndpoint
 	fx         fixture
 	faultLog   faultLog
 	secretsKey []byte
@@ -183,6 +184,9 @@ func (d *deployment) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if d.tools, err = startToolEndpoint(); err != nil {
+		return err
+	}
 	d.secretsKey = []byte("appruntime-soak-key-0123456789ab")
 	key := base64.StdEncoding.EncodeToString(d.secretsKey)
 	d.apiAddrs = []string{freeAddr(), freeAddr()}
@@ -194,7 +198,8 @@ func (d *deployment) start(ctx context.Context) error {
 	if out, err := command(d.o.appruntime, env, "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %v\n%s", err, out)
 	}
-	d.fx, err = seed(ctx, d.dbURL, d.dataURL, d.secretsKey, d.hook.url, d.hook.secret, d.o.approvals, d.o.expiries, d.o.runners, d.o.duration)
+	d.fx, err = seed(ctx, d.dbURL, d.dataURL, d.secretsKey, d.hook.url, d.hook.secret, d.tools.url,
+		d.o.approvals, d.o.expiries, max(int(d.o.duration/(500*time.Millisecond)), 10), d.o.runners, d.o.duration)
 	if err != nil {
 		return err
 	}
@@ -251,6 +256,9 @@ func (d *deployment) stop() {
 	}
 	if d.hook != nil {
 		_ = d.hook.srv.Close()
+	}
+	if d.tools != nil {
+		_ = d.tools.srv.Close()
 	}
 }
 

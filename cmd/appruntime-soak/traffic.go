@@ -32,8 +32,8 @@ func newStats() *stats { return &stats{verbs: map[string]*verbStats{}} }
 
 // add records one answer. A 5xx counts toward soak_5xx unless it is a 503
 // with Retry-After (a refusal the client is told to retry: a failover's or
-// a restart's window) or a /run's 504 (its documented answer when the job
-// outlasts the wait).
+// a restart's window) or the 504 of a /run or an agent tool call (its
+// documented answer when the job outlasts the wait).
 func (s *stats) add(verb string, status int, h http.Header, raw []byte, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,7 +60,7 @@ func counts5xx(verb string, status int, h http.Header) bool {
 		return false
 	case status == 503 && h.Get("Retry-After") != "":
 		return false
-	case status == 504 && verb == "run":
+	case status == 504 && (strings.HasPrefix(verb, "run") || strings.HasPrefix(verb, "tool-call")):
 		return false
 	}
 	return true
@@ -75,7 +75,7 @@ func (s *stats) table(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "%-8s %7s %-44s %9s %9s\n", "verb", "total", "by status (0: cut, no answer)", "p50", "p99")
+	fmt.Fprintf(w, "%-12s %7s %-44s %9s %9s\n", "verb", "total", "by status (0: cut, no answer)", "p50", "p99")
 	for _, n := range names {
 		v := s.verbs[n]
 		codes := make([]int, 0, len(v.status))
@@ -91,7 +91,7 @@ func (s *stats) table(w io.Writer) {
 		}
 		sort.Slice(v.latency, func(i, j int) bool { return v.latency[i] < v.latency[j] })
 		p50, p99 := pct(v.latency, 50), pct(v.latency, 99)
-		fmt.Fprintf(w, "%-8s %7d %-44s %9s %9s\n", n, total, strings.Join(parts, " "), ms(p50), ms(p99))
+		fmt.Fprintf(w, "%-12s %7d %-44s %9s %9s\n", n, total, strings.Join(parts, " "), ms(p50), ms(p99))
 	}
 }
 
@@ -125,9 +125,16 @@ func (a answer) json(v any) error { return json.Unmarshal(a.raw, v) }
 
 func (c *client) call(verb, method, path, token string, body any) answer {
 	var payload []byte
+	contentType := ""
 	if body != nil {
 		payload, _ = json.Marshal(body)
+		contentType = "application/json"
 	}
+	return c.send(verb, method, path, token, contentType, payload)
+}
+
+// send is call with a body of contentType ("": none) as it is.
+func (c *client) send(verb, method, path, token, contentType string, payload []byte) answer {
 	for range 2 * len(c.apis) {
 		api := c.apis[c.next.Add(1)%uint64(len(c.apis))]
 		req, err := http.NewRequest(method, "http://"+api+path, bytes.NewReader(payload))
@@ -135,8 +142,8 @@ func (c *client) call(verb, method, path, token string, body any) answer {
 			panic(err)
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
 		}
 		t0 := time.Now()
 		res, err := c.http.Do(req)
