@@ -137,6 +137,9 @@ func run(args []string) (int, error) {
 	for _, s := range r.stats.samples {
 		fmt.Println("5xx:", s)
 	}
+	for _, s := range r.stats.cuts {
+		fmt.Println("cut:", s)
+	}
 	fmt.Printf("soak_lost=%d soak_doubled=%d soak_stuck=%d soak_5xx=%d\n", inv.lost, inv.doubled, inv.stuck, r.stats.fiveXX)
 	if inv.lost+inv.doubled+inv.stuck+r.stats.fiveXX > 0 {
 		if !o.keep {

@@ -26,17 +26,17 @@ import (
 // mixState is what the agent's, the hosts' and the reviewers' verbs were
 // acknowledged (under runState.mu).
 type mixState struct {
-	toolCalls     map[string]bool              // echo calls answered 201 completed, by call id
-	toolCallsSent int                          //
-	asked         map[string]string            // ask calls answered 201 pending_input: call id -> task id
-	clicked       map[string]bool              // acknowledged clicks by call id
-	claims        map[string]map[int]bool      // review/next 200 answers: task id -> reviewers handed it
-	reviewed      map[string]bool              // acknowledged approvals of claimed tasks, by task id
-	uploads       map[string]string            // acknowledged uploads: file id -> sha256 of what was sent
-	uploadsSent   int                          //
-	replies       map[string]bool              // acknowledged final replies with an app block, by task id
-	repliesSent   int                          //
-	stepOf        map[string]string            // the review workspace's parked tasks: task id -> app-tool step
+	toolCalls     map[string]bool         // echo calls answered 201 completed, by call id
+	toolCallsSent int                     //
+	asked         map[string]string       // ask calls answered 201 pending_input: call id -> task id
+	clicked       map[string]bool         // acknowledged clicks by call id
+	claims        map[string]map[int]bool // review/next 200 answers: task id -> reviewers handed it
+	reviewed      map[string]bool         // acknowledged approvals of claimed tasks, by task id
+	uploads       map[string]string       // acknowledged uploads: file id -> sha256 of what was sent
+	uploadsSent   int                     //
+	replies       map[string]bool         // acknowledged final replies with an app block, by task id
+	repliesSent   int                     //
+	stepOf        map[string]string       // the review workspace's parked tasks: task id -> app-tool step
 }
 
 // settleFor bounds how long a verb the traffic began (a click on a card it

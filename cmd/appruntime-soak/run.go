@@ -49,6 +49,9 @@ func (r *runState) mintAs(ctx context.Context, hostToken, step string) string {
 	return ""
 }
 
+// pythonWait is how long the python /run client waits for an answer.
+const pythonWait = 30 * time.Second
+
 // loop runs f(0), f(1), … with pause between calls until ctx ends.
 func loop(ctx context.Context, wg *sync.WaitGroup, pause time.Duration, f func(i int)) {
 	wg.Add(1)
@@ -86,13 +89,13 @@ func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
 	loop(250*time.Millisecond, func(int) {
 		r.client.call("mint", "POST", "/api/app-tools/sessions", r.d.fx.hostToken, map[string]string{"step_id": r.d.fx.mintStep})
 	})
-	runner := func(verb, step string, pause time.Duration, body func(i int) map[string]any) {
+	runner := func(verb, step string, pause, within time.Duration, body func(i int) map[string]any) {
 		runToken := r.mint(ctx, step)
 		loop(pause, func(i int) {
 			r.mu.Lock()
 			r.runSent[step]++
 			r.mu.Unlock()
-			if a := r.client.call(verb, "POST", "/api/app-runtime/run", runToken, body(i)); a.status == 200 {
+			if a := r.client.callWithin(within, verb, "POST", "/api/app-runtime/run", runToken, body(i)); a.status == 200 {
 				r.mu.Lock()
 				r.runOK[step]++
 				r.mu.Unlock()
@@ -100,13 +103,15 @@ func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
 		})
 	}
 	for _, step := range r.d.fx.runSteps {
-		runner("run", step, 50*time.Millisecond, func(i int) map[string]any {
+		runner("run", step, 50*time.Millisecond, 0, func(i int) map[string]any {
 			return map[string]any{"op": "lookup",
 				"payload": map[string]any{"match_criteria": map[string]any{"id": fmt.Sprint(1 + i%csvRows)}, "return_columns": []string{"name"}}}
 		})
 	}
 	for _, step := range r.d.fx.pyRunSteps {
-		runner("run-python", step, 100*time.Millisecond, func(i int) map[string]any {
+		// A python run's deadline is 15 minutes (jobs.ScriptDeadline): the
+		// client gives up after pythonWait, a cut counted in the table.
+		runner("run-python", step, 100*time.Millisecond, pythonWait, func(i int) map[string]any {
 			return map[string]any{"op": "double", "payload": map[string]any{"n": i}}
 		})
 	}

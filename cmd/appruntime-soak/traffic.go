@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ type stats struct {
 	verbs   map[string]*verbStats
 	fiveXX  int
 	samples []string // the first 5xx answers, for the report
+	cuts    []string // requests that had no answer for long, for the report
 }
 
 type verbStats struct {
@@ -45,6 +47,8 @@ func (s *stats) add(verb string, status int, h http.Header, raw []byte, d time.D
 	v.status[status]++
 	if status != 0 {
 		v.latency = append(v.latency, d)
+	} else if d > 5*time.Second && len(s.cuts) < 10 {
+		s.cuts = append(s.cuts, fmt.Sprintf("%s: no answer after %s", verb, d.Round(100*time.Millisecond)))
 	}
 	if counts5xx(verb, status, h) {
 		s.fiveXX++
@@ -124,20 +128,36 @@ type answer struct {
 func (a answer) json(v any) error { return json.Unmarshal(a.raw, v) }
 
 func (c *client) call(verb, method, path, token string, body any) answer {
+	return c.callWithin(0, verb, method, path, token, body)
+}
+
+// callWithin is call waiting at most within for the answer (0: the
+// client's timeout); a request past it is cut, status 0.
+func (c *client) callWithin(within time.Duration, verb, method, path, token string, body any) answer {
 	var payload []byte
 	contentType := ""
 	if body != nil {
 		payload, _ = json.Marshal(body)
 		contentType = "application/json"
 	}
-	return c.send(verb, method, path, token, contentType, payload)
+	return c.sendWithin(within, verb, method, path, token, contentType, payload)
 }
 
 // send is call with a body of contentType ("": none) as it is.
 func (c *client) send(verb, method, path, token, contentType string, payload []byte) answer {
+	return c.sendWithin(0, verb, method, path, token, contentType, payload)
+}
+
+func (c *client) sendWithin(within time.Duration, verb, method, path, token, contentType string, payload []byte) answer {
+	ctx := context.Background()
+	if within > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, within)
+		defer cancel()
+	}
 	for range 2 * len(c.apis) {
 		api := c.apis[c.next.Add(1)%uint64(len(c.apis))]
-		req, err := http.NewRequest(method, "http://"+api+path, bytes.NewReader(payload))
+		req, err := http.NewRequestWithContext(ctx, method, "http://"+api+path, bytes.NewReader(payload))
 		if err != nil {
 			panic(err)
 		}
