@@ -66,10 +66,13 @@ const pythonCode = "def main(input):\n    return {\"n\": int(input[\"n\"]) * 2}\
 
 // seed creates one tenant: a data-source integration (tables invoices and
 // decisions on the data sources' server), a binding with a read, a write,
-// an approve action resolving the await and a CSV lookup tool, an app tool
-// parking its task, tasks for writes, mints and /run, parked tasks for the
-// approvals, parked tasks whose awaits expire during the run, and an agent
-// whose resume webhook is the soak's receiver.
+// an approve action resolving the await, a CSV lookup tool and a python
+// tool, an app tool parking its task, tasks for writes, mints, /run, agent
+// tool calls and uploads, parked tasks for the approvals, parked tasks
+// whose awaits expire during the run, and an agent whose resume webhook is
+// the soak's receiver, with an agent token and two agent tools on the
+// soak's tool endpoint (toolURL). Then the review workspace (seedReview)
+// with reviews parked tasks.
 func seed(ctx context.Context, dbURL, dataURL string, secretsKey []byte, hookURL, hookSecret, toolURL string,
 	approvals, expiries, reviews, runSurfaces int, runFor time.Duration) (fixture, error) {
 	data, err := store.Open(ctx, dataURL, store.Options{MaxOpenConns: 2})
