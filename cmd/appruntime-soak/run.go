@@ -50,7 +50,7 @@ func (r *runState) mintAs(ctx context.Context, hostToken, step string) string {
 }
 
 // pythonWait is how long the python /run client waits for an answer.
-const pythonWait = 30 * time.Second
+const pythonWait = 20 * time.Second
 
 // loop runs f(0), f(1), … with pause between calls until ctx ends.
 func loop(ctx context.Context, wg *sync.WaitGroup, pause time.Duration, f func(i int)) {
