@@ -199,19 +199,8 @@ func (r *runState) mixTraffic(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		asset := ""
-		for asset == "" && ctx.Err() == nil {
-			a := r.client.send("asset", "POST", "/api/agent/assets", fx.agentToken, "text/html",
-				[]byte("<!doctype html><html><body><p>soak app</p></body></html>"))
-			var out struct {
-				ID string `json:"id"`
-			}
-			if a.status == 201 && a.json(&out) == nil {
-				asset = out.ID
-			} else {
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
+		asset := r.create(ctx, "asset", "/api/agent/assets", fx.agentToken, "text/html",
+			[]byte("<!doctype html><html><body><p>soak app</p></body></html>"), "id")
 		for i := 0; ctx.Err() == nil; i++ {
 			task := r.newTask(ctx, fmt.Sprintf("soak reply %d", i))
 			if task == "" {
@@ -234,17 +223,8 @@ func (r *runState) mixTraffic(ctx context.Context, wg *sync.WaitGroup) {
 // newTask creates a task as the agent, retrying refusals until ctx ends
 // (a task whose answer was lost is left running, unused).
 func (r *runState) newTask(ctx context.Context, title string) string {
-	for ctx.Err() == nil {
-		a := r.client.call("task", "POST", "/api/agent/tasks", r.d.fx.agentToken, map[string]any{"title": title})
-		var out struct {
-			ID string `json:"id"`
-		}
-		if a.status == 201 && a.json(&out) == nil && out.ID != "" {
-			return out.ID
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return ""
+	body, _ := json.Marshal(map[string]any{"title": title})
+	return r.create(ctx, "task", "/api/agent/tasks", r.d.fx.agentToken, "application/json", body, "id")
 }
 
 // settle sends a request until it is acknowledged or refused for good, for

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -36,13 +37,20 @@ func (r *runState) mint(ctx context.Context, step string) string {
 
 // mintAs is mint with the host token of a given user.
 func (r *runState) mintAs(ctx context.Context, hostToken, step string) string {
+	body, _ := json.Marshal(map[string]string{"step_id": step})
+	return r.create(ctx, "mint", "/api/app-tools/sessions", hostToken, "application/json", body, "session_token")
+}
+
+// create POSTs payload to path until it is created (201) or ctx ends, and
+// returns the answer's field ("" when ctx ended first).
+func (r *runState) create(ctx context.Context, verb, path, token, contentType string, payload []byte, field string) string {
 	for ctx.Err() == nil {
-		a := r.client.call("mint", "POST", "/api/app-tools/sessions", hostToken, map[string]string{"step_id": step})
-		var out struct {
-			SessionToken string `json:"session_token"`
-		}
-		if a.status == 201 && a.json(&out) == nil && out.SessionToken != "" {
-			return out.SessionToken
+		a := r.client.send(verb, "POST", path, token, contentType, payload)
+		var out map[string]any
+		if a.status == 201 && a.json(&out) == nil {
+			if s, _ := out[field].(string); s != "" {
+				return s
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
