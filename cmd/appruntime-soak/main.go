@@ -158,6 +158,7 @@ type deployment struct {
 	redis      *sentinel
 	dbURL      string
 	dataURL    string
+	dataName   string // the data source's database, this run's own
 	apiAddrs   []string
 	apis       []*proc
 	workers    []*proc
@@ -177,7 +178,11 @@ func (d *deployment) start(ctx context.Context) error {
 	if d.dbURL, err = loadseed.FreshDatabase(ctx, d.pg.url("postgres"), "soak"); err != nil {
 		return err
 	}
-	if d.dataURL, err = loadseed.FreshDatabase(ctx, d.o.dataURL, "appruntime_soak_data"); err != nil {
+	// The data sources' server is shared: a database of this run's own, so
+	// that soaks running side by side (other worktrees) never drop each
+	// other's.
+	d.dataName = fmt.Sprintf("appruntime_soak_data_%d", os.Getpid())
+	if d.dataURL, err = loadseed.FreshDatabase(ctx, d.o.dataURL, d.dataName); err != nil {
 		return fmt.Errorf("the data sources' server (scripts/services.sh starts it on 5433): %w", err)
 	}
 	if d.redis, err = startSentinel(d.dir); err != nil {
@@ -262,6 +267,9 @@ func (d *deployment) stop() {
 	}
 	if d.tools != nil {
 		_ = d.tools.srv.Close()
+	}
+	if d.dataURL != "" && !d.o.keep {
+		_ = loadseed.DropDatabase(context.Background(), d.o.dataURL, d.dataName)
 	}
 }
 
