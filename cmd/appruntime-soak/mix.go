@@ -27,15 +27,15 @@ import (
 // acknowledged (under runState.mu).
 type mixState struct {
 	toolCalls     map[string]bool         // echo calls answered 201 completed, by call id
-	toolCallsSent int                     //
+	toolCallsSent int                     // echo calls sent
 	asked         map[string]string       // ask calls answered 201 pending_input: call id -> task id
 	clicked       map[string]bool         // acknowledged clicks by call id
 	claims        map[string]map[int]bool // review/next 200 answers: task id -> reviewers handed it
 	reviewed      map[string]bool         // acknowledged approvals of claimed tasks, by task id
 	uploads       map[string]string       // acknowledged uploads: file id -> sha256 of what was sent
-	uploadsSent   int                     //
+	uploadsSent   int                     // uploads sent
 	replies       map[string]bool         // acknowledged final replies with an app block, by task id
-	repliesSent   int                     //
+	repliesSent   int                     // replies sent (one per task)
 	stepOf        map[string]string       // the review workspace's parked tasks: task id -> app-tool step
 }
 
