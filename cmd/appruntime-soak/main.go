@@ -137,6 +137,9 @@ func run(args []string) (int, error) {
 	for _, s := range r.stats.samples {
 		fmt.Println("5xx:", s)
 	}
+	for _, s := range r.stats.cuts {
+		fmt.Println("cut:", s)
+	}
 	fmt.Printf("soak_lost=%d soak_doubled=%d soak_stuck=%d soak_5xx=%d\n", inv.lost, inv.doubled, inv.stuck, r.stats.fiveXX)
 	if inv.lost+inv.doubled+inv.stuck+r.stats.fiveXX > 0 {
 		if !o.keep {
@@ -155,11 +158,13 @@ type deployment struct {
 	redis      *sentinel
 	dbURL      string
 	dataURL    string
+	dataName   string // the data source's database, this run's own
 	apiAddrs   []string
 	apis       []*proc
 	workers    []*proc
 	console    *proc
 	hook       *receiver
+	tools      *toolEndpoint
 	fx         fixture
 	faultLog   faultLog
 	secretsKey []byte
@@ -173,7 +178,11 @@ func (d *deployment) start(ctx context.Context) error {
 	if d.dbURL, err = loadseed.FreshDatabase(ctx, d.pg.url("postgres"), "soak"); err != nil {
 		return err
 	}
-	if d.dataURL, err = loadseed.FreshDatabase(ctx, d.o.dataURL, "appruntime_soak_data"); err != nil {
+	// The data sources' server is shared: a database of this run's own, so
+	// that soaks running side by side (other worktrees) never drop each
+	// other's.
+	d.dataName = fmt.Sprintf("appruntime_soak_data_%d", os.Getpid())
+	if d.dataURL, err = loadseed.FreshDatabase(ctx, d.o.dataURL, d.dataName); err != nil {
 		return fmt.Errorf("the data sources' server (scripts/services.sh starts it on 5433): %w", err)
 	}
 	if d.redis, err = startSentinel(d.dir); err != nil {
@@ -181,6 +190,9 @@ func (d *deployment) start(ctx context.Context) error {
 	}
 	d.hook, err = startReceiver("whsec_soak_0123456789abcdefghijklmnopqrstuvwxyz")
 	if err != nil {
+		return err
+	}
+	if d.tools, err = startToolEndpoint(); err != nil {
 		return err
 	}
 	d.secretsKey = []byte("appruntime-soak-key-0123456789ab")
@@ -194,7 +206,8 @@ func (d *deployment) start(ctx context.Context) error {
 	if out, err := command(d.o.appruntime, env, "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %v\n%s", err, out)
 	}
-	d.fx, err = seed(ctx, d.dbURL, d.dataURL, d.secretsKey, d.hook.url, d.hook.secret, d.o.approvals, d.o.expiries, d.o.runners, d.o.duration)
+	d.fx, err = seed(ctx, d.dbURL, d.dataURL, d.secretsKey, d.hook.url, d.hook.secret, d.tools.url,
+		d.o.approvals, d.o.expiries, max(int(d.o.duration/(500*time.Millisecond)), 10), d.o.runners, d.o.duration)
 	if err != nil {
 		return err
 	}
@@ -251,6 +264,12 @@ func (d *deployment) stop() {
 	}
 	if d.hook != nil {
 		_ = d.hook.srv.Close()
+	}
+	if d.tools != nil {
+		_ = d.tools.srv.Close()
+	}
+	if d.dataURL != "" && !d.o.keep {
+		_ = loadseed.DropDatabase(context.Background(), d.o.dataURL, d.dataName)
 	}
 }
 

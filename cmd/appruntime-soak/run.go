@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
+	"github.com/appruntime/appruntime/internal/basetool"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
@@ -25,37 +27,57 @@ type runState struct {
 	approved map[string]bool // acknowledged approvals by task id
 	runSent  map[string]int  // /run requests by step
 	runOK    map[string]int  // answered 200 by step
+	mix      mixState        // the agent's, the hosts' and the reviewers' verbs (mix.go)
 }
 
 // mint mints a session for step through the host API, retrying refusals.
 func (r *runState) mint(ctx context.Context, step string) string {
+	return r.mintAs(ctx, r.d.fx.hostToken, step)
+}
+
+// mintAs is mint with the host token of a given user.
+func (r *runState) mintAs(ctx context.Context, hostToken, step string) string {
+	body, _ := json.Marshal(map[string]string{"step_id": step})
+	return r.create(ctx, "mint", "/api/app-tools/sessions", hostToken, "application/json", body, "session_token")
+}
+
+// create POSTs payload to path until it is created (201) or ctx ends, and
+// returns the answer's field ("" when ctx ended first).
+func (r *runState) create(ctx context.Context, verb, path, token, contentType string, payload []byte, field string) string {
 	for ctx.Err() == nil {
-		a := r.client.call("mint", "POST", "/api/app-tools/sessions", r.d.fx.hostToken, map[string]string{"step_id": step})
-		var out struct {
-			SessionToken string `json:"session_token"`
-		}
-		if a.status == 201 && a.json(&out) == nil && out.SessionToken != "" {
-			return out.SessionToken
+		a := r.client.send(verb, "POST", path, token, contentType, payload)
+		var out map[string]any
+		if a.status == 201 && a.json(&out) == nil {
+			if s, _ := out[field].(string); s != "" {
+				return s
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	return ""
 }
 
+// pythonWait is how long the python /run client waits for an answer.
+const pythonWait = 20 * time.Second
+
+// loop runs f(0), f(1), … with pause between calls until ctx ends.
+func loop(ctx context.Context, wg *sync.WaitGroup, pause time.Duration, f func(i int)) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ctx.Err() == nil; i++ {
+			f(i)
+			time.Sleep(pause)
+		}
+	}()
+}
+
 // traffic starts the clients: writes and reads on one session, mints, /run
-// of the CSV lookup tool, and approvals of the parked tasks spread over
-// the run.
+// of the CSV lookup tool and of the python tool, approvals of the parked
+// tasks spread over the run, and the mix of mix.go (agent tool calls,
+// pending-input clicks, review claims, file uploads, app-block replies).
 func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
-	loop := func(pause time.Duration, f func(i int)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ctx.Err() == nil; i++ {
-				f(i)
-				time.Sleep(pause)
-			}
-		}()
-	}
+	loop := func(pause time.Duration, f func(i int)) { loop(ctx, wg, pause, f) }
 	token := r.mint(ctx, r.d.fx.writeStep)
 	loop(20*time.Millisecond, func(i int) {
 		d := fmt.Sprintf("w-%d", i)
@@ -75,21 +97,33 @@ func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
 	loop(250*time.Millisecond, func(int) {
 		r.client.call("mint", "POST", "/api/app-tools/sessions", r.d.fx.hostToken, map[string]string{"step_id": r.d.fx.mintStep})
 	})
-	for _, step := range r.d.fx.runSteps {
+	runner := func(verb, step string, pause, within time.Duration, body func(i int) map[string]any) {
 		runToken := r.mint(ctx, step)
-		loop(50*time.Millisecond, func(i int) {
+		loop(pause, func(i int) {
 			r.mu.Lock()
 			r.runSent[step]++
 			r.mu.Unlock()
-			a := r.client.call("run", "POST", "/api/app-runtime/run", runToken, map[string]any{"op": "lookup",
-				"payload": map[string]any{"match_criteria": map[string]any{"id": fmt.Sprint(1 + i%csvRows)}, "return_columns": []string{"name"}}})
-			if a.status == 200 {
+			if a := r.client.callWithin(within, verb, "POST", "/api/app-runtime/run", runToken, body(i)); a.status == 200 {
 				r.mu.Lock()
 				r.runOK[step]++
 				r.mu.Unlock()
 			}
 		})
 	}
+	for _, step := range r.d.fx.runSteps {
+		runner("run", step, 50*time.Millisecond, 0, func(i int) map[string]any {
+			return map[string]any{"op": "lookup",
+				"payload": map[string]any{"match_criteria": map[string]any{"id": fmt.Sprint(1 + i%csvRows)}, "return_columns": []string{"name"}}}
+		})
+	}
+	for _, step := range r.d.fx.pyRunSteps {
+		// A python run's deadline is 15 minutes (jobs.ScriptDeadline): the
+		// client gives up after pythonWait, a cut counted in the table.
+		runner("run-python", step, 100*time.Millisecond, pythonWait, func(i int) map[string]any {
+			return map[string]any{"op": "double", "payload": map[string]any{"n": i}}
+		})
+	}
+	r.mixTraffic(ctx, wg)
 	// Approvals: one parked task after another, each retried until it is
 	// acknowledged (a 409 after an attempt whose answer was lost is the
 	// earlier attempt's success).
@@ -135,11 +169,11 @@ func (v *invariants) add(name string, checked, lost, doubled, stuck int) {
 	v.lost += lost
 	v.doubled += doubled
 	v.stuck += stuck
-	v.lines = append(v.lines, fmt.Sprintf("%-58s %6d %5d %7d %5d", name, checked, lost, doubled, stuck))
+	v.lines = append(v.lines, fmt.Sprintf("%-70s %6d %5d %7d %5d", name, checked, lost, doubled, stuck))
 }
 
 func (v *invariants) print(w io.Writer) {
-	fmt.Fprintf(w, "%-58s %6s %5s %7s %5s\n", "invariant (from the databases)", "count", "lost", "doubled", "stuck")
+	fmt.Fprintf(w, "%-70s %6s %5s %7s %5s\n", "invariant (from the databases)", "count", "lost", "doubled", "stuck")
 	for _, l := range v.lines {
 		fmt.Fprintln(w, l)
 	}
@@ -273,21 +307,27 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	v.add(fmt.Sprintf("approval: 1 row, 1 resume event, 1 signed 2xx webhook (of %d)", len(fx.approvals)), len(r.approved), aLost, aDoubled, 0)
 
 	// /run: each left at most one step (tool_run) on its surface.
-	var rLost, rDoubled, sent, ok int
-	for _, step := range fx.runSteps {
-		var steps int64
-		if err := db.Model(&models.Step{}).Where("parent_step_id = ? AND kind = ?", step, models.StepToolRun).Count(&steps).Error; err != nil {
-			return nil, err
+	for _, run := range []struct {
+		name  string
+		steps []string
+		kind  string // the step kind a run of its base tool leaves
+	}{{"/run (CSV lookup)", fx.runSteps, runStepKind(models.BaseCSVLookup)}, {"/run (python)", fx.pyRunSteps, runStepKind(models.BasePythonCode)}} {
+		var rLost, rDoubled, sent, ok int
+		for _, step := range run.steps {
+			var steps int64
+			if err := db.Model(&models.Step{}).Where("parent_step_id = ? AND kind = ?", step, run.kind).Count(&steps).Error; err != nil {
+				return nil, err
+			}
+			sent, ok = sent+r.runSent[step], ok+r.runOK[step]
+			if int(steps) > r.runSent[step] {
+				rDoubled += int(steps) - r.runSent[step]
+			}
+			if int(steps) < r.runOK[step] {
+				rLost += r.runOK[step] - int(steps)
+			}
 		}
-		sent, ok = sent+r.runSent[step], ok+r.runOK[step]
-		if int(steps) > r.runSent[step] {
-			rDoubled += int(steps) - r.runSent[step]
-		}
-		if int(steps) < r.runOK[step] {
-			rLost += r.runOK[step] - int(steps)
-		}
+		v.add(fmt.Sprintf("%s answered 200 left its step, none two (%d sent)", run.name, sent), ok, rLost, rDoubled, 0)
 	}
-	v.add(fmt.Sprintf("/run answered 200 left its step, none two (%d sent)", sent), ok, rLost, rDoubled, 0)
 
 	// Expiries due before now: resolved as expired once, with one event.
 	var eLost, eDoubled, eStuck, due int
@@ -328,10 +368,21 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	if err := db.Model(&models.Task{}).Where("workspace_id = ?", fx.workspaceID).Count(&tasks).Error; err != nil {
 		return nil, err
 	}
+	if err := r.checkMix(ctx, db, data.DB.WithContext(ctx), v); err != nil {
+		return nil, err
+	}
 	v.add("no step running, no outbox row owed after the drain", int(tasks), 0, 0, int(running+open))
 	r.d.hook.mu.Lock()
 	bad := r.d.hook.bad
 	r.d.hook.mu.Unlock()
 	v.add("webhook deliveries failing signature verification", bad, bad, 0, 0)
 	return v, nil
+}
+
+// runStepKind is the kind of step a /run of baseTool leaves.
+func runStepKind(baseTool string) string {
+	if row, _ := basetool.Lookup(baseTool); row.RunStepKind != "" {
+		return row.RunStepKind
+	}
+	return models.StepToolRun
 }

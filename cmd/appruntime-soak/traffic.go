@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ type stats struct {
 	verbs   map[string]*verbStats
 	fiveXX  int
 	samples []string // the first 5xx answers, for the report
+	cuts    []string // requests that had no answer for long, for the report
 }
 
 type verbStats struct {
@@ -32,8 +34,8 @@ func newStats() *stats { return &stats{verbs: map[string]*verbStats{}} }
 
 // add records one answer. A 5xx counts toward soak_5xx unless it is a 503
 // with Retry-After (a refusal the client is told to retry: a failover's or
-// a restart's window) or a /run's 504 (its documented answer when the job
-// outlasts the wait).
+// a restart's window) or the 504 of a /run or an agent tool call (its
+// documented answer when the job outlasts the wait).
 func (s *stats) add(verb string, status int, h http.Header, raw []byte, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -45,6 +47,8 @@ func (s *stats) add(verb string, status int, h http.Header, raw []byte, d time.D
 	v.status[status]++
 	if status != 0 {
 		v.latency = append(v.latency, d)
+	} else if d > 5*time.Second && len(s.cuts) < 10 {
+		s.cuts = append(s.cuts, fmt.Sprintf("%s: no answer after %s", verb, d.Round(100*time.Millisecond)))
 	}
 	if counts5xx(verb, status, h) {
 		s.fiveXX++
@@ -60,7 +64,7 @@ func counts5xx(verb string, status int, h http.Header) bool {
 		return false
 	case status == 503 && h.Get("Retry-After") != "":
 		return false
-	case status == 504 && verb == "run":
+	case status == 504 && (strings.HasPrefix(verb, "run") || strings.HasPrefix(verb, "tool-call")):
 		return false
 	}
 	return true
@@ -75,7 +79,7 @@ func (s *stats) table(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "%-8s %7s %-44s %9s %9s\n", "verb", "total", "by status (0: cut, no answer)", "p50", "p99")
+	fmt.Fprintf(w, "%-12s %7s %-44s %9s %9s\n", "verb", "total", "by status (0: cut, no answer)", "p50", "p99")
 	for _, n := range names {
 		v := s.verbs[n]
 		codes := make([]int, 0, len(v.status))
@@ -91,7 +95,7 @@ func (s *stats) table(w io.Writer) {
 		}
 		sort.Slice(v.latency, func(i, j int) bool { return v.latency[i] < v.latency[j] })
 		p50, p99 := pct(v.latency, 50), pct(v.latency, 99)
-		fmt.Fprintf(w, "%-8s %7d %-44s %9s %9s\n", n, total, strings.Join(parts, " "), ms(p50), ms(p99))
+		fmt.Fprintf(w, "%-12s %7d %-44s %9s %9s\n", n, total, strings.Join(parts, " "), ms(p50), ms(p99))
 	}
 }
 
@@ -124,19 +128,42 @@ type answer struct {
 func (a answer) json(v any) error { return json.Unmarshal(a.raw, v) }
 
 func (c *client) call(verb, method, path, token string, body any) answer {
+	return c.callWithin(0, verb, method, path, token, body)
+}
+
+// callWithin is call waiting at most within for the answer (0: the
+// client's timeout); a request past it is cut, status 0.
+func (c *client) callWithin(within time.Duration, verb, method, path, token string, body any) answer {
 	var payload []byte
+	contentType := ""
 	if body != nil {
 		payload, _ = json.Marshal(body)
+		contentType = "application/json"
+	}
+	return c.sendWithin(within, verb, method, path, token, contentType, payload)
+}
+
+// send is call with a body of contentType ("": none) as it is.
+func (c *client) send(verb, method, path, token, contentType string, payload []byte) answer {
+	return c.sendWithin(0, verb, method, path, token, contentType, payload)
+}
+
+func (c *client) sendWithin(within time.Duration, verb, method, path, token, contentType string, payload []byte) answer {
+	ctx := context.Background()
+	if within > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, within)
+		defer cancel()
 	}
 	for range 2 * len(c.apis) {
 		api := c.apis[c.next.Add(1)%uint64(len(c.apis))]
-		req, err := http.NewRequest(method, "http://"+api+path, bytes.NewReader(payload))
+		req, err := http.NewRequestWithContext(ctx, method, "http://"+api+path, bytes.NewReader(payload))
 		if err != nil {
 			panic(err)
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
 		}
 		t0 := time.Now()
 		res, err := c.http.Do(req)

@@ -18,14 +18,14 @@ import (
 // FreshDatabase drops and creates database name on the server of adminURL
 // and returns its URL.
 func FreshDatabase(ctx context.Context, adminURL, name string) (string, error) {
+	if err := DropDatabase(ctx, adminURL, name); err != nil {
+		return "", err
+	}
 	pool, err := pgxpool.New(ctx, adminURL)
 	if err != nil {
 		return "", err
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return "", err
-	}
 	if _, err := pool.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", err
 	}
@@ -35,6 +35,18 @@ func FreshDatabase(ctx context.Context, adminURL, name string) (string, error) {
 		rest = adminURL[i+q:]
 	}
 	return adminURL[:i+1] + name + rest, nil
+}
+
+// DropDatabase drops database name on the server of adminURL, if it exists,
+// cutting its connections.
+func DropDatabase(ctx context.Context, adminURL, name string) error {
+	pool, err := pgxpool.New(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pool.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	return err
 }
 
 // UploadCSV uploads name (id,name; rows rows) to the task, as an agent
