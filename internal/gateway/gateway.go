@@ -20,6 +20,7 @@ import (
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/crypt"
 	"github.com/appruntime/appruntime/internal/placeholder"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -113,8 +114,8 @@ const (
 // Gateway runs http_calls. It is safe for concurrent use; build one per
 // process and share it (it holds the connection pool and the token cache).
 type Gateway struct {
-	client       *http.Client // upstream requests: redirects are returned, not followed
-	tokenClient  *http.Client // token grants: redirects refused
+	transport    http.RoundTripper // upstream requests: sent by roundTrip, redirects returned, not followed
+	tokenClient  *http.Client      // token grants: redirects refused
 	integrations Integrations
 	secrets      *crypt.Box
 	log          *slog.Logger
@@ -133,11 +134,7 @@ func New(o Options) *Gateway {
 		transport, tokenTransport = o.WrapTransportFunc(ClientHTTPCall, transport), o.WrapTransportFunc(ClientToken, transport)
 	}
 	g := &Gateway{
-		// An http_call's redirect is its reply: following it would reach a
-		// URL the binding never named, with its credentials or body.
-		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}},
+		transport: transport,
 		tokenClient: &http.Client{Transport: tokenTransport, Timeout: TokenTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return errRedirectWithCredentials
 		}},
@@ -339,7 +336,13 @@ func (g *Gateway) send(ctx context.Context, call *bindingspec.HTTPCall, out outb
 	}
 	creds.setAuth(req, tok)
 	reportSent(ctx, call.Op, req, out.body)
-	res, err := g.client.Do(req)
+	// The request id goes on the header render made for this call, so the
+	// outbound transport (requestid.Transport) need not copy the request
+	// and its header to add it; a retry's copy already holds it.
+	if id := requestid.From(ctx); requestid.Valid(id) && header.Get(requestid.Header) == "" {
+		header.Set(requestid.Header, id)
+	}
+	res, err := g.roundTrip(req)
 	if err == nil {
 		return res, nil
 	}
@@ -351,6 +354,28 @@ func (g *Gateway) send(ctx context.Context, call *bindingspec.HTTPCall, out outb
 		return nil, apperr.Wrap(errTransport, apperr.BadGateway, "http_call %q: the upstream did not answer in time", call.Op)
 	}
 	return nil, apperr.Wrap(errTransport, apperr.BadGateway, "http_call %q: the upstream could not be reached", call.Op)
+}
+
+// roundTrip sends req on the upstream transport itself, not through an
+// http.Client: an http_call's redirect is its reply (following it would
+// reach a URL the binding never named, with its credentials or body), so a
+// client's redirect loop would never run, and it copies the header of every
+// request for the hops it could follow. What a client adds to a single
+// request is kept: a URL's userinfo is sent as basic auth unless the
+// request has an Authorization already, and a reply always has a Body.
+func (g *Gateway) roundTrip(req *http.Request) (*http.Response, error) {
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
+	res, err := g.transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if res.Body == nil {
+		res.Body = http.NoBody
+	}
+	return res, nil
 }
 
 func newRequest(ctx context.Context, out outbound, header http.Header, body *bytes.Reader) (*http.Request, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/placeholder"
+	"github.com/appruntime/appruntime/internal/requestid"
 )
 
 // Masked replaces a credential wherever a request is shown.
@@ -37,10 +38,14 @@ func reportSent(ctx context.Context, op string, req *http.Request, body []byte) 
 	if f == nil {
 		return
 	}
-	f(sentOf(op, req.Method, req.URL.String(), req.Header, body))
+	f(sentOf(op, req.Method, req.URL.String(), req.Header, body, requestid.From(ctx)))
 }
 
-func sentOf(op, method, url string, header http.Header, body []byte) Sent {
+// sentOf shows a request; a header X-Request-Id holding requestID (the
+// context's, which send adds to every attempt for the receiver's logs) is
+// not the binding's and is left out, as the first attempt is shown before
+// it is added and a retry copies it.
+func sentOf(op, method, url string, header http.Header, body []byte, requestID string) Sent {
 	s := Sent{Op: op, Method: method, URL: url, Headers: [][]string{}, Body: string(body)}
 	names := make([]string, 0, len(header))
 	for name := range header {
@@ -49,6 +54,9 @@ func sentOf(op, method, url string, header http.Header, body []byte) Sent {
 	sort.Strings(names)
 	for _, name := range names {
 		for _, v := range header[name] {
+			if requestID != "" && name == requestid.Header && v == requestID {
+				continue
+			}
 			if name == "Authorization" {
 				v = Masked
 			}
@@ -78,5 +86,5 @@ func (g *Gateway) Preview(ctx context.Context, call *bindingspec.HTTPCall, in Ca
 	if creds.grant != nil || creds.bearer != "" {
 		header.Set("Authorization", Masked)
 	}
-	return sentOf(call.Op, out.method, out.url, header, out.body), nil
+	return sentOf(call.Op, out.method, out.url, header, out.body, ""), nil
 }

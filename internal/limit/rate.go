@@ -62,7 +62,7 @@ type Limiter struct {
 	ttl    atomic.Int64 // a lease's TTL, LeaseTTL unless SetLeaseTTL changed it
 
 	mu       sync.Mutex
-	surfaces map[string]*lease // by key: leases held and reservations in flight
+	surfaces map[string]*lease // by surface: leases held and reservations in flight
 	swept    time.Time         // when surfaces was last swept of expired leases
 }
 
@@ -79,6 +79,7 @@ const leaseShare = 4
 // lease is one replica's share of a surface's budget and the calls waiting
 // for the next reservation; its fields are guarded by Limiter.mu.
 type lease struct {
+	key      string    // the surface's cell in Redis
 	tokens   int       // reserved in Redis, not yet spent
 	reserved int       // tokens the current lease started with
 	expires  time.Time // when the unspent tokens are forfeited
@@ -160,10 +161,9 @@ func (l *Limiter) Rate() Rate {
 // When Redis cannot be asked it refuses with a retryable 503 rather than
 // letting calls through unmetered.
 func (l *Limiter) Allow(ctx context.Context, surface string) error {
-	key := l.prefix + surface
 	now := time.Now()
 	l.mu.Lock()
-	s := l.leaseOf(key, now)
+	s := l.leaseOf(surface, now)
 	if s.take(now) {
 		l.mu.Unlock()
 		return nil
@@ -186,19 +186,20 @@ func (l *Limiter) Allow(ctx context.Context, surface string) error {
 	extra := s.plan(now, leaseCap(*lim))
 	l.mu.Unlock()
 
-	v := l.reserve(ctx, key, s, *lim, 1, extra)[0]
-	l.next(ctx, key, s)
+	v := l.reserve(ctx, s.key, s, *lim, 1, extra)[0]
+	l.next(ctx, s.key, s)
 	return l.refusal(v)
 }
 
 // leaseCap is the most one lease may hold: a quarter of the burst.
 func leaseCap(lim redis_rate.Limit) int { return max(1, lim.Burst/leaseShare) }
 
-// leaseOf returns key's lease, made when missing; now and then it drops
+// leaseOf returns surface's lease, made when missing (the one place its
+// Redis key is built, so a call spent from the lease builds none); now and then it drops
 // the leases that expired while no call was waiting, so a replica keeps
 // state only for the surfaces called within a lease's TTL or so. l.mu is
 // held.
-func (l *Limiter) leaseOf(key string, now time.Time) *lease {
+func (l *Limiter) leaseOf(surface string, now time.Time) *lease {
 	if now.Sub(l.swept) > time.Duration(l.ttl.Load()) {
 		l.swept = now
 		for k, s := range l.surfaces {
@@ -207,10 +208,10 @@ func (l *Limiter) leaseOf(key string, now time.Time) *lease {
 			}
 		}
 	}
-	s := l.surfaces[key]
+	s := l.surfaces[surface]
 	if s == nil {
-		s = &lease{size: 1}
-		l.surfaces[key] = s
+		s = &lease{key: l.prefix + surface, size: 1}
+		l.surfaces[surface] = s
 	}
 	return s
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/platform"
+	"github.com/appruntime/appruntime/internal/requestid"
 	"github.com/appruntime/appruntime/internal/session"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -43,7 +44,7 @@ type benchVerbs struct {
 
 const benchRows = 1000
 
-func newBenchVerbs(b *testing.B) *benchVerbs {
+func newBenchVerbs(b testing.TB) *benchVerbs {
 	b.Helper()
 	ctx := context.Background()
 	st := testkit.Schema(b)
@@ -88,11 +89,15 @@ func newBenchVerbs(b *testing.B) *benchVerbs {
 		AgentID: task.AgentID, StepID: step.ID, BindingID: bd.ID, ExpiresAt: time.Now().Add(time.Hour)}}
 }
 
+// benchContext is a request's context as the api gives it to a verb: it
+// carries the request's id, which a lookup passes on upstream.
+func benchContext() context.Context { return requestid.With(context.Background(), "bench-request-1") }
+
 // run calls verb from 64 goroutines (the bench's connections) with a body
 // per call, and reports the process's CPU time per call.
 func (v *benchVerbs) run(b *testing.B, verb func(context.Context, session.Claims, []byte) (any, error), body func(i int) []byte) {
 	b.Helper()
-	ctx := context.Background()
+	ctx := benchContext()
 	for i := range 50 { // warm the caches and the pools
 		_, err := verb(ctx, v.claims, body(i))
 		require.NoError(b, err)

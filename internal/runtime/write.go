@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"maps"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/binding"
@@ -73,19 +74,23 @@ func writeStmt(op *bindingspec.Write, row map[string]any, c session.Claims) (dat
 		// retry helps until an admin fixes it (appruntime migrate lists it).
 		return datasource.WriteStmt{}, apperr.Forbiddenf("write op %q is disabled: its fixed value for column %q is not one of its key columns; an admin must fix the binding", op.Op, col)
 	}
-	values := make(map[string]any, len(row)+len(op.FixedValues))
-	for col, v := range row {
+	for col := range row {
 		if !contains(op.Columns, col) && !contains(op.KeyColumns, col) {
 			return datasource.WriteStmt{}, apperr.Forbiddenf("column %q is not writable through op %q", col, op.Op)
 		}
-		values[col] = v
 	}
 	fixed, err := fixedMap(op.FixedValues, c)
 	if err != nil {
 		return datasource.WriteStmt{}, err
 	}
-	for col, v := range fixed {
-		values[col] = v
+	// An op that fixes nothing writes the request's row as it is (nothing
+	// changes a statement's values); one that fixes values gets a map of its
+	// own, so the request's row is never changed.
+	values := row
+	if len(fixed) > 0 {
+		values = make(map[string]any, len(row)+len(fixed))
+		maps.Copy(values, row)
+		maps.Copy(values, fixed)
 	}
 	if op.Mode != bindingspec.ModeInsert {
 		for _, k := range op.KeyColumns {
