@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/bindingspec"
+	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/datasource"
+	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
@@ -193,4 +195,51 @@ func TestProducerRetriedSeedsOnce(t *testing.T) {
 			require.EqualValues(t, 0, count(&models.ProducerSeed{}, "step_id = ?", stepID), "the settled step's journal is gone")
 		})
 	}
+}
+
+// TestAProducerQueuedWhenRedisIsFlushedRunsOnce: a producer relayed to
+// Redis and waiting in the script queue (paused, so that no worker takes
+// it) is lost with FLUSHALL; within a sweep interval the worker re-creates
+// it from its outbox row, and it seeds its rows once and completes its
+// step once (issue 27 §1, docs/architecture.md#12-postgres-records-redis-carries).
+func TestAProducerQueuedWhenRedisIsFlushedRunsOnce(t *testing.T) {
+	t.Parallel()
+	own := testkit.StartRedis(t)
+	rd := testkit.RedisOn(own.Client())
+	rs := newRunStackOn(t, testkit.Schema(t), rd, true, func(c *config.Config) { c.SweepInterval = time.Second })
+	db := rs.Store.DB
+	p := newProducers(t, rs, nil)
+	app := p.newApp(t, "def main(input):\n    return {'writes': [{'op': 'add_line', 'row': {'id': i, 'label': 'line %d' % i}} for i in range(1, 4)]}\n")
+	inspector := asynq.NewInspectorFromRedisClient(rd.Client)
+	require.NoError(t, inspector.PauseQueue(rd.Queues.Script))
+
+	taskID := p.newTask(t)
+	step := rs.must(t, 201, "POST", "/api/agent/tasks/"+taskID+"/steps", rs.tenant.AgentToken, map[string]any{"configured_tool_id": app})
+	stepID := step["id"].(string)
+	require.Eventually(t, func() bool {
+		pending, err := inspector.ListPendingTasks(rd.Queues.Script)
+		return err == nil && len(pending) == 1
+	}, 20*time.Second, 50*time.Millisecond, "the producer waits in the paused script queue")
+	var row models.Outbox
+	require.NoError(t, db.Where("kind = ? AND payload::text LIKE ?", outbox.KindProducer, "%"+stepID+"%").Take(&row).Error)
+	require.NotNil(t, row.SentAt, "relayed")
+	require.Nil(t, row.DoneAt)
+
+	own.FlushAll() // the job and the queue's pause are gone
+	settled := p.waitStep(t, taskID, stepID, 60*time.Second)
+	require.Equal(t, models.StepCompleted, settled["status"], "%v", settled["error"])
+
+	time.Sleep(3 * time.Second) // more sweeps: nothing twice
+	var lines int64
+	require.NoError(t, p.source.DB.Raw(`SELECT count(*) FROM lines WHERE task_id = ?`, taskID).Scan(&lines).Error)
+	require.EqualValues(t, 3, lines, "the rows are written once")
+	count := func(model any, where string, args ...any) int64 {
+		var n int64
+		require.NoError(t, db.Model(model).Where(where, args...).Count(&n).Error)
+		return n
+	}
+	require.EqualValues(t, 1, count(&models.Step{}, "parent_step_id = ? AND kind = ?", stepID, models.StepAppToolRun), "one producer run")
+	require.EqualValues(t, 1, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_ready"), "one ready card")
+	require.NoError(t, db.Where("id = ?", row.ID).Take(&row).Error)
+	require.NotNil(t, row.DoneAt, "the producer's outbox row is done")
 }
