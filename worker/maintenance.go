@@ -31,7 +31,7 @@ func (w *Worker) registerMaintenance() {
 		interval = config.DefaultSweepInterval
 	}
 	w.loops = append(w.loops, every(IntentSweepInterval, w.sweepIntents), every(OutboxPruneInterval, w.pruneOutbox),
-		every(interval, func(ctx context.Context) { w.SweepOwed(ctx) }))
+		every(interval, func(ctx context.Context) { w.SweepOwed(ctx) }), every(interval, w.failCutCalls))
 	if w.Notify != nil {
 		notifyEvery := w.NotifyInterval
 		if notifyEvery <= 0 {
@@ -71,6 +71,22 @@ func every(d time.Duration, fn func(context.Context)) func(context.Context) {
 }
 
 func (w *Worker) sweepIntents(ctx context.Context) { w.SweepIntents(ctx) }
+
+// failCutCalls fails the agent tool calls an api process left running when
+// it stopped (agentcall.FailCutCalls).
+func (w *Worker) failCutCalls(ctx context.Context) {
+	if w.AgentCalls == nil {
+		return
+	}
+	n, err := w.AgentCalls.FailCutCalls(ctx, time.Now())
+	if err != nil && ctx.Err() == nil {
+		w.Log.WarnContext(ctx, "cut tool calls sweep failed", "error", err.Error(), "failed", n)
+		return
+	}
+	if n > 0 {
+		w.Log.InfoContext(ctx, "tool calls cut off by a stopped process failed", "count", n)
+	}
+}
 
 func (w *Worker) pruneOutbox(ctx context.Context) {
 	retention := w.OutboxRetention

@@ -460,7 +460,7 @@ func TestDevMigratesAnOlderDevDirectoryAndSaysSo(t *testing.T) {
 		`ALTER TABLE webhook_deliveries DROP COLUMN next_attempt_at`, `ALTER TABLE outbox DROP COLUMN traceparent`,
 		`DROP TABLE bundle_grants`,
 		`DROP INDEX webhook_deliveries_event_type`, `ALTER TABLE webhook_deliveries DROP COLUMN event_type`, `ALTER TABLE agents DROP COLUMN webhook_events`,
-		`DROP TABLE task_citations`, `DROP INDEX tasks_workspace_agent_created`,
+		`DROP TABLE task_citations`, `DROP INDEX tasks_workspace_agent_created`, `DROP INDEX tool_calls_running`,
 		`DROP TABLE review_pool_digests`, `DROP TABLE review_pool_notices`,
 		`DROP TABLE task_review_pools`, `DROP TABLE agent_review_pools`, `DROP TABLE review_pool_members`, `DROP TABLE review_pools`,
 		`ALTER TABLE workspaces DROP COLUMN review_claim_limit`,
@@ -471,7 +471,7 @@ func TestDevMigratesAnOlderDevDirectoryAndSaysSo(t *testing.T) {
 
 	p = start(t, dir, env, "dev")
 	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
-	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 23 (11 migrations applied)")
+	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 24 (12 migrations applied)")
 	res := apiCall(t, "GET", info.APIURL+"/api/agent/tasks/"+info.TaskID, info.AgentToken, "")
 	require.Equal(t, 200, res.status, "the demo task is kept: %s", res.body)
 	_, err = p.stop(t)

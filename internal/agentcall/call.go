@@ -197,9 +197,16 @@ func (s *Service) finishCall(ctx context.Context, c task.Caller, call *models.To
 		step.Output = models.MustJSON(map[string]any{"tool_call_id": call.ID, "result": reply})
 		payload["status"], payload["result"] = call.Status, resultView(reply)
 	}
-	return s.st.Tx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Select("*").Updates(call).Error; err != nil {
-			return fmt.Errorf("agentcall: record tool call: %w", err)
+	// Recorded once: only a call still running changes, so a retry after
+	// a commit whose answer a restart cut, or a call the sweep failed
+	// meanwhile (FailCutCalls), writes nothing more.
+	record := func(tx *gorm.DB) error {
+		res := tx.Where("status = ?", models.ToolCallRunning).Select("*").Updates(call)
+		if res.Error != nil {
+			return fmt.Errorf("agentcall: record tool call: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return nil
 		}
 		if err := tx.Select("*").Updates(step).Error; err != nil {
 			return fmt.Errorf("agentcall: record step: %w", err)
@@ -212,7 +219,18 @@ func (s *Service) finishCall(ctx context.Context, c task.Caller, call *models.To
 		ev := models.FeedEvent{TaskID: call.TaskID, StepID: &step.ID, Type: models.FeedToolCall, Name: decl.Name,
 			Payload: models.MustJSON(payload), Actor: c.Actor, CreatedAt: now}
 		return feed.Insert(ctx, tx, false, ev)
-	})
+	}
+	// A restart of the platform's database under the recording is retried
+	// on a new connection for up to RecordRetryFor
+	// (docs/architecture.md#12-postgres-records-redis-carries).
+	until := time.Now().Add(RecordRetryFor)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		err := s.st.Tx(ctx, record)
+		if err == nil || !apperr.Disconnected(err) || time.Now().Add(wait).After(until) {
+			return err
+		}
+		time.Sleep(wait)
+	}
 }
 
 // park registers the await of a call's card and parks its task. Its
