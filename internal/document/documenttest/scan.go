@@ -2,6 +2,7 @@ package documenttest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"compress/zlib"
 	"fmt"
 	"image"
@@ -71,4 +72,43 @@ func ScannedPDF(lines ...string) []byte {
 		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", w, h, z.Len(), z.Bytes()),
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(contents), contents),
 	})
+}
+
+// MultiPageTIFF returns an uncompressed grayscale TIFF of one page per
+// image, in order: what a scanner writes for a letter of several sheets
+// (golang.org/x/image/tiff writes only one page).
+func MultiPageTIFF(pages ...*image.Gray) []byte {
+	le := binary.LittleEndian
+	out := []byte("II*\x00\x00\x00\x00\x00")
+	link := 4 // where the offset of the next IFD goes
+	for _, img := range pages {
+		w, h := img.Bounds().Dx(), img.Bounds().Dy()
+		pixels := len(out)
+		for y := range h {
+			out = append(out, img.Pix[y*img.Stride:y*img.Stride+w]...)
+		}
+		if len(out)%2 == 1 {
+			out = append(out, 0) // an IFD starts on a word boundary
+		}
+		le.PutUint32(out[link:], uint32(len(out)))
+		entries := [][3]uint32{ // tag, type (3 SHORT, 4 LONG), value
+			{256, 4, uint32(w)}, {257, 4, uint32(h)}, {258, 3, 8}, {259, 3, 1}, {262, 3, 1},
+			{273, 4, uint32(pixels)}, {277, 3, 1}, {278, 4, uint32(h)}, {279, 4, uint32(w * h)},
+		}
+		out = le.AppendUint16(out, uint16(len(entries)))
+		for _, e := range entries {
+			out = le.AppendUint16(out, uint16(e[0]))
+			out = le.AppendUint16(out, uint16(e[1]))
+			out = le.AppendUint32(out, 1)
+			if e[1] == 3 {
+				out = le.AppendUint16(out, uint16(e[2]))
+				out = le.AppendUint16(out, 0)
+			} else {
+				out = le.AppendUint32(out, e[2])
+			}
+		}
+		link = len(out)
+		out = le.AppendUint32(out, 0)
+	}
+	return out
 }
