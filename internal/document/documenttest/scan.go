@@ -2,8 +2,8 @@ package documenttest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"compress/zlib"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
