@@ -22,6 +22,7 @@ import (
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/internal/tracing"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/jobs"
 )
 
@@ -69,6 +70,9 @@ type Services struct {
 	KeyPrefix string
 	// ToolRuns runs /run's jobs (the lookup, extract and script queues).
 	ToolRuns *toolrun.Runner
+	// Documents runs uploads' OCR passes (the extract queue's ocr_file
+	// jobs); nil leaves them to the sweep of a worker that has it.
+	Documents *capability.Service
 	// Seed writes a producer's rows through its step's binding
 	// (toolrun.StepSeeder); nil fails every producer.
 	Seed toolrun.Seeder

@@ -54,24 +54,53 @@ func ScanPNG(lines ...string) []byte {
 // ScannedPDF returns a one-page PDF whose page is only an image of lines
 // of text (ScanImage), with no text layer: what a scanner writes.
 func ScannedPDF(lines ...string) []byte {
-	img := ScanImage(lines...)
-	w, h := img.Bounds().Dx(), img.Bounds().Dy()
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-	for y := range h {
-		_, _ = zw.Write(img.Pix[y*img.Stride : y*img.Stride+w])
-	}
-	_ = zw.Close()
-	// The page is the image at 300 dpi.
-	pw, ph := float64(w)*72/300, float64(h)*72/300
-	contents := fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q", pw, ph)
+	page, image, w, h := scanObjects(lines, 4, 5)
 	return assemble([]string{
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>", pw, ph),
-		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", w, h, z.Len(), z.Bytes()),
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(contents), contents),
+		page, image,
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(scanContent(w, h)), scanContent(w, h)),
 	})
+}
+
+// TextThenScannedPDF returns a two-page PDF: page 1 shows text in a text
+// layer (as PDF draws it), page 2 is only an image of scanLines (as
+// ScannedPDF's page): a letter with a scanned enclosure.
+func TextThenScannedPDF(text string, scanLines ...string) []byte {
+	content := pageContent(text)
+	page, image, w, h := scanObjects(scanLines, 7, 8)
+	return assemble([]string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [4 0 R 6 0 R] /Count 2 >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+		page, image,
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(scanContent(w, h)), scanContent(w, h)),
+	})
+}
+
+// scanObjects returns the page object (its image object number imageObj,
+// its content contentObj) and the image object of a scanned page of
+// lines, with the page's size in points.
+func scanObjects(lines []string, imageObj, contentObj int) (page, img string, pw, ph float64) {
+	scan := ScanImage(lines...)
+	w, h := scan.Bounds().Dx(), scan.Bounds().Dy()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	for y := range h {
+		_, _ = zw.Write(scan.Pix[y*scan.Stride : y*scan.Stride+w])
+	}
+	_ = zw.Close()
+	// The page is the image at 300 dpi.
+	pw, ph = float64(w)*72/300, float64(h)*72/300
+	page = fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 %d 0 R >> >> /Contents %d 0 R >>", pw, ph, imageObj, contentObj)
+	img = fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", w, h, z.Len(), z.Bytes())
+	return page, img, pw, ph
+}
+
+func scanContent(pw, ph float64) string {
+	return fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q", pw, ph)
 }
 
 // MultiPageTIFF returns an uncompressed grayscale TIFF of one page per
