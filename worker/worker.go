@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/metrics"
@@ -22,7 +23,6 @@ import (
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/toolrun"
 	"github.com/appruntime/appruntime/internal/tracing"
-	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/jobs"
 )
 
