@@ -210,3 +210,27 @@ type Owed struct {
 	Task *asynq.Task
 	Opts []asynq.Option
 }
+
+// OCRFile OCRs the pages of a task file that have no text layer (a scan,
+// an image) once it is uploaded, so that file_preview, the viewer and
+// extraction find its text read already. Relayed from the outbox row
+// OutboxID, written with the file's row; its OCRJob is the row's payload.
+type OCRFile struct {
+	OutboxID string `json:"outbox_id"`
+}
+
+// Kind implements Args.
+func (OCRFile) Kind() string { return "ocr_file" }
+
+// OCRJob is the payload of an ocr_file outbox row: the file to OCR. Its
+// JSON never changes without a migration note (docs/contracts.md#outbox-kinds).
+type OCRJob struct {
+	TaskID string `json:"task_id"`
+	FileID string `json:"file_id"`
+}
+
+// OCRRetries is how often an OCR pass that could not finish (its
+// workspace's page readers busy, a deadline) is tried again; the pages it
+// read are kept, so each try goes on where the last stopped. Past the
+// last, pages are read when first asked for.
+const OCRRetries = 8

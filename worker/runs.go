@@ -27,6 +27,17 @@ func (w *Worker) registerRuns() {
 	for _, q := range []string{w.Queues.Lookup, w.Queues.Extract, w.Queues.Script} {
 		w.muxes[q].Handle(jobs.RunTool{}.Kind(), h)
 	}
+	// An upload's OCR pass, with asynq's retries: each goes on where the
+	// last stopped (capability.Service.OCRFile).
+	if w.Documents != nil {
+		w.muxes[w.Queues.Extract].HandleFunc(jobs.OCRFile{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
+			args, err := jobs.Decode[jobs.OCRFile](t)
+			if err != nil {
+				return err
+			}
+			return w.owedOnce(ctx, args.OutboxID, func() error { return unretryable(w.Documents.OCROutbox(ctx, args.OutboxID)) })
+		})
+	}
 	// Producers run with asynq's retries: the last attempt settles the
 	// step whatever happens.
 	w.muxes[w.Queues.Script].HandleFunc(jobs.RunProducer{}.Kind(), func(ctx context.Context, t *asynq.Task) error {

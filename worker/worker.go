@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/appruntime/appruntime/internal/agentcall"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/claim"
 	"github.com/appruntime/appruntime/internal/logging"
 	"github.com/appruntime/appruntime/internal/metrics"
@@ -69,6 +70,9 @@ type Services struct {
 	KeyPrefix string
 	// ToolRuns runs /run's jobs (the lookup, extract and script queues).
 	ToolRuns *toolrun.Runner
+	// Documents runs uploads' OCR passes (the extract queue's ocr_file
+	// jobs); nil leaves them to the sweep of a worker that has it.
+	Documents *capability.Service
 	// Seed writes a producer's rows through its step's binding
 	// (toolrun.StepSeeder); nil fails every producer.
 	Seed toolrun.Seeder

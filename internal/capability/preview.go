@@ -16,7 +16,8 @@ import (
 // Page text is computed once per file and page: concurrent calls (on
 // this replica) share one computation, and its outcome, a refusal
 // included, is kept in Redis for PreviewCacheTTL, so that a document
-// that burns its budget does so once an hour, not once a call. A file's
+// that burns its budget does so once an hour, not once a call; a page
+// read by OCR is kept in the blob store too, for good (ocr.go). A file's
 // bytes never change under its id, so the entry never goes stale.
 const (
 	// PreviewCacheTTL is how long a page's text (or its refusal) is kept.
@@ -63,14 +64,27 @@ func (s *Service) pageText(ctx context.Context, f models.File, page int) (docume
 		// Detached from the first caller: the others wait for it too.
 		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.deadline())
 		defer cancel()
-		c, err := s.computePage(work, f, page)
+		c, kept, err := s.keptOCR(work, f, page)
 		if err != nil {
 			return nil, err
 		}
-		if s.redis != nil {
-			if raw, err := json.Marshal(c); err == nil {
-				_ = s.redis.Set(work, key, raw, PreviewCacheTTL).Err() // a cache that cannot be written is only slower
+		if !kept {
+			if c, err = s.computePage(work, f, page); err != nil {
+				return nil, err
 			}
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("capability: encode page %d of file %s: %w", page, f.ID, err)
+		}
+		if c.OCR && !kept && s.blobs != nil {
+			// OCR costs seconds: its text outlives Redis's hour (ocr.go).
+			if err := s.blobs.Put(work, pageTextKey(f, page), "application/json", raw); err != nil {
+				return nil, err
+			}
+		}
+		if s.redis != nil {
+			_ = s.redis.Set(work, key, raw, PreviewCacheTTL).Err() // a cache that cannot be written is only slower
 		}
 		return c, nil
 	})
@@ -83,6 +97,22 @@ func (s *Service) pageText(ctx context.Context, f models.File, page int) (docume
 		}
 		return r.Val.(cachedPage).result()
 	}
+}
+
+// keptOCR returns page of f's OCR'd text as the blob store keeps it
+// (ocr.go), kept false when it keeps none.
+func (s *Service) keptOCR(ctx context.Context, f models.File, page int) (c cachedPage, kept bool, err error) {
+	if s.blobs == nil || !document.HasPageImages(f.ContentType) {
+		return c, false, nil
+	}
+	raw, err := s.blobs.Get(ctx, pageTextKey(f, page))
+	if apperr.Is(err, apperr.NotFound) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	return c, json.Unmarshal(raw, &c) == nil, nil
 }
 
 // computePage reads page of f: its text, or a refusal that reading it

@@ -4,8 +4,8 @@
 // one page (PageText).
 //
 // What a page is depends on the kind of document, and is the same rule
-// structured_data_extraction bills by: a PDF's pages (counted by pdfcpu); an
-// image is one page; a text file (plain, CSV, Markdown, JSON) is one page
+// structured_data_extraction bills by: a PDF's pages (counted by pdfcpu); a
+// TIFF's images (tiff.go); another image is one page; a text file (plain, CSV, Markdown, JSON) is one page
 // holding the whole text; a spreadsheet has one page per sheet, its text
 // the sheet as CSV.
 //

@@ -8,7 +8,7 @@ import (
 	_ "image/jpeg" // and JPEG
 	_ "image/png"  // and PNG
 
-	_ "golang.org/x/image/tiff" // and TIFF (its first image: a multi-page TIFF shows its first page)
+	_ "golang.org/x/image/tiff" // and TIFF (its first image: tiff.go points it at each page)
 	_ "golang.org/x/image/webp" // and WebP
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -30,13 +30,16 @@ func Pages(data []byte, contentType string) (int, error) {
 }
 
 // PagesContext counts the pages of a document of contentType (one of the
-// Type constants, as Sniff returned): a PDF's pages, one for an image or a
-// text file, a spreadsheet's sheets. A document that is not what its type
+// Type constants, as Sniff returned): a PDF's pages, a TIFF's pages (one
+// per image directory, tiff.go), one for another image or a text file, a
+// spreadsheet's sheets. A document that is not what its type
 // says is an invalid error; ctx stops the reading of a PDF.
 func PagesContext(ctx context.Context, data []byte, contentType string) (int, error) {
 	switch {
 	case contentType == TypePDF:
 		return PDFPagesContext(ctx, data)
+	case contentType == TypeTIFF:
+		return tiffPages(data)
 	case IsImage(contentType):
 		return 1, checkImage(data)
 	case IsText(contentType):

@@ -32,7 +32,8 @@ var Sizes = map[string]int{"thumb": SizeThumb, "page": SizePage}
 
 // RenderPage renders page (1-based) of a document of contentType as a
 // PNG whose long side is size pixels: a PDF page with poppler's pdftoppm,
-// in the sandbox and under MaxRenderWork; an image (page 1) scaled here.
+// in the sandbox and under MaxRenderWork; an image (page 1, or a TIFF's
+// page) scaled here.
 // A page out of range is an invalid error, a document past a budget an
 // over_budget one; other types have no page images (unsupported_media).
 func RenderPage(ctx context.Context, data []byte, contentType string, page, size int) ([]byte, error) {
@@ -52,10 +53,11 @@ func RenderPage(ctx context.Context, data []byte, contentType string, page, size
 		return runTool(ctx, fmt.Sprintf("rendering page %d", page), MaxRenderWork, data, "poppler-utils",
 			"pdftoppm", "-f", n, "-l", n, "-scale-to", strconv.Itoa(size), "-png", "-q", "-")
 	case IsImage(contentType):
-		if page != 1 {
-			return nil, pageOutOfRange(page, 1)
+		img, err := imagePage(data, contentType, page)
+		if err != nil {
+			return nil, err
 		}
-		return scaleImage(data, size)
+		return scaleImage(img, size)
 	}
 	return nil, apperr.New(apperr.UnsupportedMedia, "documents of type %s have no page images", contentType)
 }

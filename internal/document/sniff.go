@@ -50,6 +50,13 @@ var extensions = map[string][]string{
 // canonical one first; none for a type this package does not accept.
 func Extensions(contentType string) []string { return extensions[contentType] }
 
+// HasPageImages reports whether documents of contentType have page
+// images (RenderPage) and so may have pages without a text layer to OCR:
+// PDFs and images.
+func HasPageImages(contentType string) bool {
+	return contentType == TypePDF || IsImage(contentType)
+}
+
 // IsImage reports whether contentType is one of the image types.
 func IsImage(contentType string) bool {
 	return contentType == TypePNG || contentType == TypeJPEG || contentType == TypeGIF || contentType == TypeWebP || contentType == TypeTIFF

@@ -58,7 +58,7 @@ type Text struct {
 // PageText reads the text of page (1-based) of a document of contentType:
 // a PDF page's text, the whole text of a text file (page 1), a sheet as CSV
 // for a spreadsheet. A PDF page without a text layer (a scan) and an image
-// (page 1) are OCR'd (ocr.go), the result saying so; on a worker without
+// (page 1, or a TIFF's page) are OCR'd (ocr.go), the result saying so; on a worker without
 // tesseract they have no text. A page out of range is an invalid error;
 // ctx stops the reading of a PDF page (a timeout error).
 func PageText(ctx context.Context, data []byte, contentType string, page int) (Text, error) {
@@ -84,12 +84,12 @@ func layerText(ctx context.Context, data []byte, contentType string, page int) (
 		return pdfPageText(ctx, data, page)
 	case contentType == TypeXLSX:
 		return sheetText(ctx, data, page, MaxPageTextBytes)
-	case IsText(contentType), IsImage(contentType):
+	case IsImage(contentType):
+		_, err := imagePage(data, contentType, page)
+		return Text{}, err // an image holds no text: PageText OCRs it
+	case IsText(contentType):
 		if page != 1 {
 			return Text{}, pageOutOfRange(page, 1)
-		}
-		if IsImage(contentType) {
-			return Text{}, nil // an image holds no text: PageText OCRs it
 		}
 		// Only the part that can show is copied: a text file may be
 		// MaxFileBytes.

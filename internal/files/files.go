@@ -13,9 +13,11 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/document"
+	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/urlsign"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -160,11 +162,23 @@ func (b *batch) put(ctx context.Context, f models.File, data []byte) error {
 	return nil
 }
 
+// commit writes the batch's rows and, beside each PDF and image, the
+// outbox row of its OCR pass (jobs.OCRFile): the pass is owed from the
+// moment the file exists, so a worker that dies, or a Redis that loses
+// the job, delays it by a sweep and loses nothing
+// (docs/architecture.md#15-page-images-and-ocr-poppler-and-tesseract-in-a-sandbox).
 func (b *batch) commit(ctx context.Context) error {
 	return b.s.st.Tx(ctx, func(tx *gorm.DB) error {
 		for i := range b.files {
-			if err := tx.Create(&b.files[i]).Error; err != nil {
-				return fmt.Errorf("files: save %s: %w", b.files[i].Name, err)
+			f := &b.files[i]
+			if err := tx.Create(f).Error; err != nil {
+				return fmt.Errorf("files: save %s: %w", f.Name, err)
+			}
+			if !document.HasPageImages(f.ContentType) {
+				continue
+			}
+			if _, err := outbox.Add(tx, outbox.KindOCR, jobs.OCRJob{TaskID: f.TaskID, FileID: f.ID}); err != nil {
+				return err
 			}
 		}
 		return nil

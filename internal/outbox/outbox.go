@@ -24,6 +24,7 @@ var (
 	KindSummary     = jobs.Summary{}.Kind()
 	KindAwaitExpiry = jobs.AwaitExpiry{}.Kind()
 	KindProducer    = jobs.RunProducer{}.Kind()
+	KindOCR         = jobs.OCRFile{}.Kind()
 )
 
 // Scheduled is the part of a payload that delays its job: a row whose

@@ -44,6 +44,7 @@ var jobFor = map[string]func(outboxID string) jobs.Args{
 	KindSummary:     func(id string) jobs.Args { return jobs.Summary{OutboxID: id} },
 	KindAwaitExpiry: func(id string) jobs.Args { return jobs.AwaitExpiry{OutboxID: id} },
 	KindProducer:    func(id string) jobs.Args { return jobs.RunProducer{OutboxID: id} },
+	KindOCR:         func(id string) jobs.Args { return jobs.OCRFile{OutboxID: id} },
 }
 
 func relayedKinds() []string {
@@ -68,6 +69,10 @@ type Relay struct {
 	// and its deadline); empty puts them on the events queue. Set it
 	// before Run.
 	ScriptQueue string
+	// ExtractQueue is where uploads' OCR passes run (the extract queue,
+	// with retries and its deadline); empty puts them on the events
+	// queue. Set it before Run.
+	ExtractQueue string
 
 	store  *store.Store
 	client *asynq.Client
@@ -169,6 +174,13 @@ func (r *Relay) job(row models.Outbox) (*asynq.Task, []asynq.Option, error) {
 			q = r.queue
 		}
 		opts = append(opts, asynq.Queue(q), asynq.Timeout(jobs.ScriptDeadline), asynq.MaxRetry(jobs.ProducerRetries))
+	}
+	if row.Kind == KindOCR {
+		q := r.ExtractQueue
+		if q == "" {
+			q = r.queue
+		}
+		opts = append(opts, asynq.Queue(q), asynq.Timeout(jobs.ExtractDeadline), asynq.MaxRetry(jobs.OCRRetries))
 	}
 	if due := dueAt(row); due != nil {
 		// Scheduled in Redis: it fires at its time on whichever worker is

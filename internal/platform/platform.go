@@ -209,6 +209,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	}
 	p.Relay = outbox.NewRelay(o.Store, o.Redis, o.KeyPrefix, o.Queues.Events, o.Log)
 	p.Relay.ScriptQueue = o.Queues.Script
+	p.Relay.ExtractQueue = o.Queues.Extract
 	p.Resumes = review.NewResumer(review.ResumerOptions{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queues.Events, Secrets: p.Secrets,
 		HTTPClient: p.outboundClient(metrics.ClientWebhook), Metrics: p.Metrics, Log: o.Log,
@@ -303,7 +304,7 @@ func (p *Platform) buildTools() {
 	// The SQL tools reach what data sources reach (buildDataAndLimits).
 	set, closeTools := toolset.New(o.Config, p.Secrets, p.DataSources.Guard(), csvFiles)
 	p.onClose(closeTools)
-	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files, Log: o.Log, Integrations: p.Integrations}
+	p.ToolRuns = &toolrun.Runner{Store: o.Store, Tools: set, Files: p.Files, Documents: p.Capabilities, Log: o.Log, Integrations: p.Integrations}
 }
 
 // buildDataAndLimits builds the data-source pools and the limits the runtime

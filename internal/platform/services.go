@@ -58,7 +58,7 @@ func (p *Platform) WorkerServices() worker.Services {
 		KeyPrefix: p.KeyPrefix, AgentCalls: p.AgentCalls, Metrics: p.Metrics,
 		QueueConcurrency: p.Config.QueueConcurrency, QueueServers: p.Config.QueueServers, WorkerQueues: p.Config.WorkerQueues,
 		TaskCheckInterval: p.Config.TaskCheckInterval, ToolRuns: p.ToolRuns, Seed: toolrun.StepSeeder(p.Store, p.Runtime),
-		Parked: p.Parked, Queue: p.Queue,
+		Parked: p.Parked, Queue: p.Queue, Documents: p.Capabilities,
 		Notify: p.Notify, NotifyInterval: p.Config.NotifyInterval,
 	}
 }

@@ -35,11 +35,23 @@ type Call struct {
 	Input json.RawMessage
 }
 
-// Document is a file's bytes with the content type it was stored with.
+// Document is a file's bytes with the content type it was stored with,
+// and the text OCR read on its pages without a text layer.
 type Document struct {
 	Name        string
 	ContentType string
 	Data        []byte
+	// OCRPages are the pages (from 1) of a PDF or an image that have no
+	// text layer and whose text was read by OCR (the file's OCR pass); OCR
+	// holds their text, in page order (capped: it may hold fewer).
+	OCRPages []int
+	OCR      []PageText
+}
+
+// PageText is the text of one page of a Document.
+type PageText struct {
+	Page int
+	Text string
 }
 
 // Result is what a run produced.

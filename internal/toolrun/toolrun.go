@@ -12,6 +12,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/basetool"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/citation"
 	"github.com/appruntime/appruntime/internal/feed"
 	"github.com/appruntime/appruntime/internal/files"
@@ -41,6 +42,9 @@ type Runner struct {
 	Tools tool.Set
 	// Files resolves structured_data_extraction's file_url; nil answers 501.
 	Files *files.Service
+	// Documents reads the text OCR read on the document's pages without a
+	// text layer (its OCR pass, waited for or run here); nil sends none.
+	Documents *capability.Service
 	// Log is told the cause of a tool failure that has one (what the
 	// bundle is not shown); nil logs nothing.
 	Log *slog.Logger
@@ -176,7 +180,18 @@ func (r *Runner) document(ctx context.Context, a jobs.RunTool) (*tool.Document, 
 	if err != nil {
 		return nil, err
 	}
-	return &tool.Document{Name: f.Name, ContentType: f.ContentType, Data: data}, nil
+	doc := &tool.Document{Name: f.Name, ContentType: f.ContentType, Data: data}
+	if r.Documents != nil {
+		res, pages, err := r.Documents.OCRText(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		doc.OCRPages = res.OCRPages
+		for _, p := range pages {
+			doc.OCR = append(doc.OCR, tool.PageText{Page: p.Page, Text: p.Text})
+		}
+	}
+	return doc, nil
 }
 
 func notFound(err error, what string) error {

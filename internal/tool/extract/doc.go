@@ -13,5 +13,8 @@
 // job's context, as the api's previews are: the PDF's contents metered
 // before pdfcpu counts its pages, each sheet streamed up to the text the
 // tool sends (MaxSheetTextBytes) instead of read whole. A document past a
-// budget is an over_budget error (422); the job is not run again.
+// budget is an over_budget error (422); the job is not run again. The
+// text OCR read on a PDF's or an image's pages without a text layer (the
+// file's OCR pass, tool.Document.OCR) is sent beside it, and the output's
+// ocr_pages names those pages.
 package extract

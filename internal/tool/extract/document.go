@@ -71,15 +71,31 @@ func read(ctx context.Context, doc *tool.Document, sheets []string) ([]llm.Part,
 		if err != nil {
 			return nil, 0, err
 		}
-		return []llm.Part{llm.FilePart(doc.Name, typePDF, doc.Data)}, pages, nil
+		return withOCR([]llm.Part{llm.FilePart(doc.Name, typePDF, doc.Data)}, doc), pages, nil
 	case slices.Contains(imageTypes, ct):
-		return []llm.Part{llm.ImagePart(ct, doc.Data)}, 1, nil
+		return withOCR([]llm.Part{llm.ImagePart(ct, doc.Data)}, doc), 1, nil
 	case ct == typeXLSX:
 		return spreadsheet(ctx, doc.Data, sheets)
 	case slices.Contains(textTypes, ct):
 		return []llm.Part{llm.TextPart(string(doc.Data))}, 1, nil
 	}
 	return nil, 0, apperr.Invalidf("the document is %s; the tool reads PDF, PNG, JPEG, GIF, WebP, XLSX, CSV, JSON, Markdown and plain text", ct)
+}
+
+// withOCR adds to a scanned document's parts the text OCR read on its
+// pages without a text layer (tool.Document.OCR), as one text part naming
+// each page: a model that reads a PDF's text layer only, or reads an image
+// less well than OCR, still sees the scan's words.
+func withOCR(parts []llm.Part, doc *tool.Document) []llm.Part {
+	if len(doc.OCR) == 0 {
+		return parts
+	}
+	var b strings.Builder
+	b.WriteString("Text read by OCR from the document's pages that have no text layer (scans):")
+	for _, p := range doc.OCR {
+		fmt.Fprintf(&b, "\n\n--- Page %d ---\n%s", p.Page, p.Text)
+	}
+	return append(parts, llm.TextPart(b.String()))
 }
 
 // pdfPages counts a PDF's pages after the metered pass over its contents

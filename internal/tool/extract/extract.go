@@ -53,8 +53,11 @@ type input struct {
 }
 
 type output struct {
-	Data      json.RawMessage `json:"data"`
-	Pages     int             `json:"pages"`
+	Data  json.RawMessage `json:"data"`
+	Pages int             `json:"pages"`
+	// OCRPages are the pages read by OCR (no text layer), whose text the
+	// model was sent beside the document.
+	OCRPages  []int           `json:"ocr_pages,omitempty"`
 	Citations json.RawMessage `json:"citations,omitempty"`
 }
 
@@ -100,6 +103,9 @@ func (e *Executor) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		return tool.Result{}, modelError(ctx, err, pages)
 	}
 	out := output{Data: answer, Pages: pages}
+	if len(call.Document.OCR) > 0 {
+		out.OCRPages = call.Document.OCRPages
+	}
 	if cfg.Citations {
 		var cited struct {
 			Data      json.RawMessage `json:"data"`
