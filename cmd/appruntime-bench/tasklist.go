@@ -117,7 +117,7 @@ func explainSearch(ctx context.Context, st *store.Store, workspaceID, text strin
 	var lines []string
 	err := st.DB.WithContext(ctx).Raw(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT tasks.* FROM tasks
 	  WHERE tasks.workspace_id = ? AND ? ORDER BY tasks.created_at DESC, tasks.id DESC LIMIT 51`,
-		workspaceID, task.IndexedSearch(st.DB, workspaceID, text)).Scan(&lines).Error
+		workspaceID, task.IndexedSearch(st.DB, workspaceID, text, nil)).Scan(&lines).Error
 	if err != nil {
 		return err
 	}
