@@ -83,6 +83,7 @@ func listPhase(ctx context.Context, dbURL string, pool *pgxpool.Pool, fx reviewF
 		{"search, many match", task.ListFilter{Query: "bench 1"}},
 		{"search + status", task.ListFilter{Query: "bench 7", Status: models.TaskWaitingForInput}},
 		{"search, one matches", task.ListFilter{Query: "bench 4242"}},
+		{"search, no trigram", task.ListFilter{Query: "x9"}},
 		{"page 100 (keyset)", deep},
 	}
 	fmt.Printf("\nconsole task list (task.Service.ListWorkspace, %d samples each)\n%-22s %9s %9s %6s\n", listSamples, "query", "p50", "p99", "rows")
@@ -104,7 +105,27 @@ func listPhase(ctx context.Context, dbURL string, pool *pgxpool.Pool, fx reviewF
 		worst = max(worst, p99)
 		fmt.Printf("%-22s %9s %9s %6d\n", c.name, ms(p50), ms(p99), rows)
 	}
+	if err := explainSearch(ctx, st, fx.workspaceID, "bench 4242"); err != nil {
+		return 0, err
+	}
 	return worst, explainList(ctx, pool, fx, agentID, poolID)
+}
+
+// explainSearch prints the plan of a rare search as the list reads it
+// through the trigram indexes (task.IndexedSearch, migration 0026).
+func explainSearch(ctx context.Context, st *store.Store, workspaceID, text string) error {
+	var lines []string
+	err := st.DB.WithContext(ctx).Raw(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT tasks.* FROM tasks
+	  WHERE tasks.workspace_id = ? AND ? ORDER BY tasks.created_at DESC, tasks.id DESC LIMIT 51`,
+		workspaceID, task.IndexedSearch(st.DB, workspaceID, text, nil)).Scan(&lines).Error
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\ntask list query plan, search %q through the trigram indexes:\n", text)
+	for _, l := range lines {
+		fmt.Println("  " + l)
+	}
+	return nil
 }
 
 // listPlans are the list's filters as ListWorkspace writes them: a join,

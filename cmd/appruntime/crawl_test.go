@@ -471,7 +471,7 @@ func TestDevMigratesAnOlderDevDirectoryAndSaysSo(t *testing.T) {
 
 	p = start(t, dir, env, "dev")
 	waitHTTP(t, p, "http://"+apiAddr+"/readyz", 90*time.Second).Body.Close()
-	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 24 (12 migrations applied)")
+	require.Contains(t, p.stdout.String(), "Migrated the dev database from an older version: schema 10 -> 26 (13 migrations applied)")
 	res := apiCall(t, "GET", info.APIURL+"/api/agent/tasks/"+info.TaskID, info.AgentToken, "")
 	require.Equal(t, 200, res.status, "the demo task is kept: %s", res.body)
 	_, err = p.stop(t)

@@ -41,6 +41,7 @@ type Service struct {
 	bundleBaseURL string
 	deps          Deps
 	afterQueue    func(context.Context)
+	searchIndex   indexedSearch
 }
 
 // Options are what a Service is built from.
@@ -61,7 +62,8 @@ type Options struct {
 
 // NewService returns a task service.
 func NewService(o Options) *Service {
-	return &Service{st: o.Store, bundleBaseURL: o.BundleBaseURL, deps: Deps{DB: o.Store.DB, LLM: o.LLM, Log: o.Log}, afterQueue: o.AfterQueueFunc}
+	return &Service{st: o.Store, bundleBaseURL: o.BundleBaseURL, deps: Deps{DB: o.Store.DB, LLM: o.LLM, Log: o.Log}, afterQueue: o.AfterQueueFunc,
+		searchIndex: indexedSearch{firstScan: searchFirstScan, scanBound: SearchScanBound}}
 }
 
 // Summarize runs the summary pass of an outbox row with the service's

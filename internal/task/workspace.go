@@ -68,6 +68,14 @@ type SummaryPage struct {
 	HasMore bool
 	// Next is the ListFilter.Before of the next page when HasMore.
 	Next string
+	// SearchBound is set when a search read only the list's newest
+	// SearchBound tasks and found less than a page: older tasks were not
+	// searched (no index serves the query; see SearchScanBound).
+	SearchBound int
+	// SearchIndexed says the store has the search's trigram indexes, so a
+	// query with SearchIndexMinRunes letters or digits in a row searches
+	// every task.
+	SearchIndexed bool
 }
 
 // cursorOf is the keyset cursor after task t: its created_at and id.
@@ -145,45 +153,65 @@ func (s *Service) ListWorkspace(ctx context.Context, workspaceID string, f ListF
 		return SummaryPage{}, apperr.Invalidf("pool %q is not an id", f.PoolID)
 	}
 	page := max(f.Page, 1)
-	q := s.st.DB.WithContext(ctx).Model(&models.Task{}).Select("tasks.*").Where("tasks.workspace_id = ?", workspaceID)
+	out := SummaryPage{Page: page}
 	// The keyset's columns: the task's own, or, filtering by pool, the
 	// copies on its task_review_pools row (0023), so the page is read from
 	// (pool_id, task_created_at DESC, task_id DESC) rather than by walking
 	// every newer task of the workspace (docs/performance.md#the-console-task-list).
 	at, id := "tasks.created_at", "tasks.id"
 	if f.PoolID != "" {
-		q = q.Joins("JOIN task_review_pools tp ON tp.task_id = tasks.id AND tp.pool_id = ?", f.PoolID)
 		at, id = "tp.task_created_at", "tp.task_id"
 	}
+	// list is the filtered list, newest first, without the search.
+	list := func() *gorm.DB {
+		q := s.st.DB.WithContext(ctx).Model(&models.Task{}).Where("tasks.workspace_id = ?", workspaceID)
+		if f.PoolID != "" {
+			q = q.Joins("JOIN task_review_pools tp ON tp.task_id = tasks.id AND tp.pool_id = ?", f.PoolID)
+		}
+		if f.Status != "" {
+			q = q.Where("status = ?", f.Status)
+		}
+		if f.AgentID != "" {
+			q = q.Where("agent_id = ?", f.AgentID)
+		}
+		return q.Order(at + " DESC, " + id + " DESC")
+	}
 	offset := (page - 1) * TasksPerPage
+	var when time.Time
+	var last string
 	if f.Before != "" {
-		when, last, err := parseCursor(f.Before)
-		if err != nil {
+		var err error
+		if when, last, err = parseCursor(f.Before); err != nil {
 			return SummaryPage{}, err
 		}
-		q, offset = q.Where("("+at+" < ? OR ("+at+" = ? AND "+id+" < ?))", when, when, last), 0
+		offset = 0
 	}
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.AgentID != "" {
-		q = q.Where("agent_id = ?", f.AgentID)
-	}
-	if strings.TrimSpace(f.Query) != "" {
-		like := store.Contains(f.Query)
-		q = q.Where("(LOWER(title) LIKE ?"+store.LikeEscape+
-			" OR LOWER(CAST(id AS TEXT)) LIKE ?"+store.LikeEscape+
-			" OR agent_id IN (SELECT id FROM agents WHERE workspace_id = ? AND LOWER(name) LIKE ?"+store.LikeEscape+")"+
-			" OR id IN (SELECT task_id FROM agent_key_values WHERE LOWER(key) LIKE ?"+store.LikeEscape+
-			" OR LOWER(CAST(value AS TEXT)) LIKE ?"+store.LikeEscape+"))",
-			like, like, workspaceID, like, like, like)
+	// read is one page of the list, from the cursor, with the extra
+	// conditions.
+	read := func(conds ...listCond) ([]models.Task, error) {
+		q := list().Select("tasks.*")
+		if f.Before != "" {
+			// at <= when is the index's bound in a generic plan too.
+			q = q.Where(at+" <= ? AND ("+at+" < ? OR "+id+" < ?)", when, when, last)
+		}
+		for _, c := range conds {
+			q = c(q)
+		}
+		var rows []models.Task
+		err := q.Offset(offset).Limit(TasksPerPage + 1).Find(&rows).Error
+		return rows, err
 	}
 	var rows []models.Task
-	err := q.Order(at + " DESC, " + id + " DESC").Offset(offset).Limit(TasksPerPage + 1).Find(&rows).Error
+	var err error
+	if text := strings.TrimSpace(f.Query); text == "" {
+		rows, err = read()
+	} else {
+		rows, err = s.search(ctx, workspaceID, text, &out, list, at, id, read)
+	}
 	if err != nil {
 		return SummaryPage{}, fmt.Errorf("task: list workspace tasks: %w", err)
 	}
-	out := SummaryPage{Page: page, HasMore: len(rows) > TasksPerPage}
+	out.HasMore = len(rows) > TasksPerPage
 	rows = rows[:min(len(rows), TasksPerPage)]
 	if out.HasMore {
 		out.Next = cursorOf(rows[len(rows)-1])
