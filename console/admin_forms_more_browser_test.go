@@ -155,6 +155,15 @@ func TestIntegrationFormsInTheBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name="secret_bearer_token"]`), "s3cret-bearer"),
 		chromedp.Click(chromedp.CSS(`form.integration-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`button.test-connection`)),
+	))
+	// The create's page shows its notice: open the page without it, so
+	// that the notice waited for below is the update's.
+	created, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	created, _, _ = strings.Cut(created, "?")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(created),
+		chromedp.WaitVisible(chromedp.CSS(`button.test-connection`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name="secret_bearer_token"]`), "s3cret-bearer-2"),
 		chromedp.Click(chromedp.CSS(`form.integration-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.notice`)),

@@ -19,6 +19,12 @@ func TestVerbsAllocationsPerCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Postgres and Redis")
 	}
+	if raceEnabled {
+		// Under the race detector sync.Pool drops a random share of what is
+		// put back: the counts move (seen: lookup 115 against 108).
+		// scripts/test runs this test again without it.
+		t.Skip("allocation counts are not stable under the race detector")
+	}
 	v := newBenchVerbs(t)
 	ctx := benchContext()
 	for _, tc := range []struct {
