@@ -422,6 +422,88 @@ func TestWebhookAttemptIsRecordedBeforeItIsSent(t *testing.T) {
 	require.NotNil(t, d[0].FinishedAt)
 }
 
+// TestWebhookRunTwiceAtOnceIsSentOnce: two runs of one delivery at once (a
+// job the sweep re-created after Redis lost it, beside the run still
+// posting) send the event once. The second finds the first's attempt
+// recorded and unfinished and is retried after it, then finds it delivered.
+func TestWebhookRunTwiceAtOnceIsSentOnce(t *testing.T) {
+	t.Parallel()
+	testkit.EachDialect(t, func(t *testing.T, st *store.Store) {
+		p := newParkedOn(t, st)
+		arrived, gate := make(chan struct{}, 4), make(chan struct{})
+		var mu sync.Mutex
+		posts := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			posts++
+			mu.Unlock()
+			arrived <- struct{}{}
+			<-gate
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(srv.Close)
+		var opened sync.Once
+		open := func() { opened.Do(func() { close(gate) }) }
+		t.Cleanup(open) // before srv.Close, which waits for its handlers
+		p.setWebhook(t, srv.URL)
+		id := p.release(t, p.step)
+
+		first := make(chan error, 1)
+		go func() { first <- p.resumer.HandleWebhook(context.Background(), id) }()
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the first run's POST never arrived")
+		}
+		err := p.resumer.HandleWebhook(context.Background(), id)
+		retry, ok := errors.AsType[*review.WebhookRetry](err)
+		require.True(t, ok, "the second run waits for the first: %v", err)
+		require.Greater(t, retry.Delay, review.WebhookInFlightFor-5*time.Second)
+		require.LessOrEqual(t, retry.Delay, review.WebhookInFlightFor)
+
+		open()
+		require.NoError(t, <-first)
+		require.NoError(t, p.resumer.HandleWebhook(context.Background(), id), "the retry finds it delivered")
+		mu.Lock()
+		require.Equal(t, 1, posts, "the event was sent once")
+		mu.Unlock()
+		d := p.deliveries(t, id)
+		require.Len(t, d, 1)
+		require.Equal(t, http.StatusNoContent, d[0].StatusCode)
+	})
+}
+
+// TestWebhookAttemptLeftUnfinishedIsSentAgain: an attempt recorded and never
+// finished (its worker killed mid-POST) holds the delivery back while it may
+// still be in flight, and past WebhookInFlightFor the event is sent again,
+// as the next attempt with the same webhook-id: at least once.
+func TestWebhookAttemptLeftUnfinishedIsSentAgain(t *testing.T) {
+	t.Parallel()
+	p := newParked(t)
+	rc := newReceiver(t, http.StatusOK)
+	p.setWebhook(t, rc.URL)
+	id := p.release(t, p.step)
+	cut := models.WebhookDelivery{ID: models.NewID(), EventID: id, EventType: "task.resumed", AgentID: p.tn.Agent.ID,
+		TaskID: p.task.ID, URL: rc.URL, Attempt: 1, CreatedAt: time.Now().UTC().Add(-time.Second)}
+	require.NoError(t, p.st.DB.Create(&cut).Error)
+
+	err := p.resumer.HandleWebhook(context.Background(), id)
+	retry, ok := errors.AsType[*review.WebhookRetry](err)
+	require.True(t, ok, "an attempt a second old may be in flight: %v", err)
+	require.InDelta(t, (review.WebhookInFlightFor - time.Second).Seconds(), retry.Delay.Seconds(), 2)
+	require.Empty(t, rc.requests())
+
+	require.NoError(t, p.st.DB.Model(&cut).Update("created_at", time.Now().UTC().Add(-review.WebhookInFlightFor-time.Second)).Error)
+	require.NoError(t, p.resumer.HandleWebhook(context.Background(), id))
+	got := rc.requests()
+	require.Len(t, got, 1, "the run that recorded it is taken to be gone")
+	require.Equal(t, id, got[0].header.Get(webhook.HeaderID))
+	d := p.deliveries(t, id)
+	require.Len(t, d, 1)
+	require.Equal(t, 2, d[0].Attempt)
+	require.Equal(t, http.StatusOK, d[0].StatusCode)
+}
+
 func TestWebhookNotSentAgainAfterSuccess(t *testing.T) {
 	t.Parallel()
 	p := newParked(t)

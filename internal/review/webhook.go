@@ -15,10 +15,12 @@ import (
 
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/gateway"
 	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/webhook"
 	"github.com/appruntime/appruntime/models"
 )
@@ -27,6 +29,15 @@ import (
 const (
 	// WebhookAttemptTimeout bounds one POST to an agent's webhook.
 	WebhookAttemptTimeout = 10 * time.Second
+	// WebhookInFlightFor is how long an attempt recorded and not finished
+	// is taken to be another run's POST still in flight (twice an
+	// attempt's bound), so a second run of the same delivery (a job the
+	// sweep re-created beside one still running) waits for it rather than
+	// sending the event twice. Past it, the run that recorded it is taken
+	// to be gone (a worker killed mid-POST) and the event is sent again,
+	// with the same webhook-id: delivery is at least once
+	// (docs/agent-platforms.md#webhooks-standard-webhooks).
+	WebhookInFlightFor = 2 * WebhookAttemptTimeout
 	// WebhookMaxRetry is how many times a failed delivery is retried
 	// (2^n s apart plus jitter, up to WebhookMaxBackoff: about four to five
 	// hours from the first attempt to the last).
@@ -59,7 +70,10 @@ func WebhookRetryDelay(n int) time.Duration {
 // finished_at). A transport error or a non-2xx reply
 // (a redirect included: it is not followed) is returned so the job is
 // retried (WebhookRetryDelay); a destination the SSRF guard refuses, or an
-// agent without a webhook secret, is an apperr error retrying cannot fix. An event already delivered is not sent again.
+// agent without a webhook secret, is an apperr error retrying cannot fix. An
+// event already delivered is not sent again, and one whose attempt another
+// run recorded and has not finished (within WebhookInFlightFor) is retried
+// once that attempt is over or taken to be gone (startAttempt).
 func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 	ev, err := r.loadEvent(ctx, eventID)
 	if err != nil {
@@ -81,32 +95,26 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 		}
 		return r.done(ctx, eventID) // a deleted task's deliveries went with it
 	}
-	var prior []models.WebhookDelivery
-	if err := db.Select("status_code").Where("event_id = ?", eventID).Find(&prior).Error; err != nil {
-		return fmt.Errorf("review: load deliveries of %s: %w", eventID, err)
-	}
-	for _, d := range prior {
-		if d.StatusCode >= 200 && d.StatusCode < 300 {
-			// delivered by an earlier run that was not acknowledged
-			return r.done(ctx, eventID)
-		}
-	}
-	// The attempt count is Postgres's, not the job's: a delivery
-	// re-created after Redis lost its retry goes on from where it was.
-	if len(prior) >= WebhookMaxAttempts {
-		if err := r.done(ctx, eventID); err != nil {
-			return err
-		}
-		return fmt.Errorf("review: webhook of %s gave up after %d attempts: %w", eventID, len(prior), asynq.SkipRetry)
-	}
 	// The attempt is recorded before it is sent: a worker killed while the
 	// POST is in flight leaves it recorded, unfinished (finished_at null).
 	attempt := models.WebhookDelivery{
 		ID: models.NewID(), EventID: eventID, EventType: ev.Type, AgentID: agent.ID, TaskID: ev.TaskID,
-		URL: agent.ResumeWebhookURL, Attempt: len(prior) + 1, CreatedAt: time.Now().UTC(),
+		URL: agent.ResumeWebhookURL,
 	}
-	if err := db.Create(&attempt).Error; err != nil {
-		return fmt.Errorf("review: record webhook attempt: %w", err)
+	start, err := r.startAttempt(ctx, &attempt)
+	if err != nil {
+		return err
+	}
+	switch start.outcome {
+	case attemptDelivered: // by an earlier run that was not acknowledged
+		return r.done(ctx, eventID)
+	case attemptsSpent:
+		if err := r.done(ctx, eventID); err != nil {
+			return err
+		}
+		return fmt.Errorf("review: webhook of %s gave up after %d attempts: %w", eventID, start.prior, asynq.SkipRetry)
+	case attemptInFlight:
+		return &WebhookRetry{Err: fmt.Errorf("review: webhook of %s: an attempt recorded by another run is still in flight", eventID), Delay: start.wait}
 	}
 	sendErr := r.post(ctx, agent, ev, &attempt)
 	r.metrics.ObserveWebhookAttempt(webhookOutcome(sendErr, attempt.StatusCode))
@@ -139,6 +147,74 @@ func (r *Resumer) HandleWebhook(ctx context.Context, eventID string) error {
 		return sendErr
 	}
 	return &WebhookRetry{Err: sendErr, Delay: delay}
+}
+
+// attemptOutcome is what startAttempt found.
+type attemptOutcome int
+
+const (
+	attemptSend      attemptOutcome = iota // recorded: send it
+	attemptDelivered                       // an earlier attempt was answered 2xx
+	attemptsSpent                          // WebhookMaxAttempts were made
+	attemptInFlight                        // an unfinished attempt is younger than WebhookInFlightFor
+)
+
+// attemptStart is startAttempt's answer: the outcome, the attempts made
+// before, and for attemptInFlight how long until the one in flight is
+// taken to be gone.
+type attemptStart struct {
+	outcome attemptOutcome
+	prior   int
+	wait    time.Duration
+}
+
+// startAttempt decides, holding the event's outbox row (SELECT … FOR
+// UPDATE on Postgres; SQLite's transaction holds its one writer lock), whether
+// the delivery sends now, and if so records attempt as the next attempt
+// (its number and created_at filled in). Two runs of one delivery take the
+// lock in turn: the second finds the first's attempt recorded and
+// unfinished, and waits. The attempt count is Postgres's, not the job's: a
+// delivery re-created after Redis lost its retry goes on from where it was.
+func (r *Resumer) startAttempt(ctx context.Context, attempt *models.WebhookDelivery) (attemptStart, error) {
+	var start attemptStart
+	err := r.store.Tx(ctx, func(tx *gorm.DB) error {
+		var row models.Outbox
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Where("id = ?", attempt.EventID).Take(&row).Error
+		if err := store.NotFound(err, "review: lock resume event", "resume event "+attempt.EventID); err != nil {
+			return err
+		}
+		var prior []models.WebhookDelivery
+		if err := tx.Select("status_code", "created_at", "finished_at").Where("event_id = ?", attempt.EventID).
+			Find(&prior).Error; err != nil {
+			return fmt.Errorf("review: load deliveries of %s: %w", attempt.EventID, err)
+		}
+		start.prior = len(prior)
+		now := time.Now().UTC()
+		for _, d := range prior {
+			if d.StatusCode >= 200 && d.StatusCode < 300 {
+				start.outcome = attemptDelivered
+				return nil
+			}
+			if d.FinishedAt == nil {
+				if wait := d.CreatedAt.Add(WebhookInFlightFor).Sub(now); wait > 0 {
+					start.outcome, start.wait = attemptInFlight, max(wait, time.Second)
+				}
+			}
+		}
+		if start.outcome == attemptInFlight {
+			return nil
+		}
+		if len(prior) >= WebhookMaxAttempts {
+			start.outcome = attemptsSpent
+			return nil
+		}
+		attempt.Attempt, attempt.CreatedAt = len(prior)+1, now
+		if err := tx.Create(attempt).Error; err != nil {
+			return fmt.Errorf("review: record webhook attempt: %w", err)
+		}
+		return nil
+	})
+	return start, err
 }
 
 // refused reports whether err is a refusal retrying cannot fix (a
