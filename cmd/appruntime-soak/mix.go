@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,7 +254,17 @@ func (r *runState) settle(try func(unknown bool) (bool, answer)) bool {
 type pushedEvents struct {
 	byTask    map[string][]webhook.Event
 	delivered map[string]int // 2xx deliveries recorded, by event id
-	received  func(id string) int
+	// unanswered are the attempts recorded without an answer the platform
+	// saw (unfinished: the worker was killed mid-POST; or no status), by
+	// event id: each may have reached the receiver all the same.
+	unanswered map[string]int
+	received   func(id string) int
+	// redelivered counts events the receiver got more than once where the
+	// repeats are explained by unanswered attempts: delivery is at least
+	// once (docs/agent-platforms.md#webhook-event-catalogue), not doubled.
+	redelivered int
+	// notes name every event counted lost, doubled or redelivered.
+	notes []string
 }
 
 func loadEvents(db *gorm.DB, hook *receiver) (*pushedEvents, error) {
@@ -261,7 +272,7 @@ func loadEvents(db *gorm.DB, hook *receiver) (*pushedEvents, error) {
 	if err := db.Select("id", "payload").Where("kind = ?", outbox.KindResumeEvent).Find(&rows).Error; err != nil {
 		return nil, err
 	}
-	pe := &pushedEvents{byTask: map[string][]webhook.Event{}, delivered: map[string]int{}, received: hook.count}
+	pe := &pushedEvents{byTask: map[string][]webhook.Event{}, delivered: map[string]int{}, unanswered: map[string]int{}, received: hook.count}
 	for _, row := range rows {
 		var ev webhook.Event
 		if err := json.Unmarshal(row.Payload, &ev); err != nil {
@@ -281,34 +292,55 @@ func loadEvents(db *gorm.DB, hook *receiver) (*pushedEvents, error) {
 	for _, c := range counts {
 		pe.delivered[c.EventID] = c.N
 	}
+	counts = counts[:0]
+	if err := db.Model(&models.WebhookDelivery{}).Select("event_id, count(*) AS n").
+		Where("finished_at IS NULL OR status_code = 0").Group("event_id").Scan(&counts).Error; err != nil {
+		return nil, err
+	}
+	for _, c := range counts {
+		pe.unanswered[c.EventID] = c.N
+	}
 	return pe, nil
 }
 
-// once checks that task has exactly one event of typ (matching keep, when
-// given) and that it was delivered, signed, once: lost and doubled counts.
+// once checks that task has exactly one event of one of types (any type
+// when nil; matching keep, when given) and that it was delivered, signed, once: lost and doubled counts.
+// An event the receiver got again after an attempt whose answer the
+// platform never saw (its worker killed mid-POST), with one 2xx recorded,
+// is redelivered, not doubled: the platform promises at least once.
 func (pe *pushedEvents) once(taskID string, types []string, keep func(webhook.Event) bool) (lost, doubled int) {
 	var evs []webhook.Event
 	for _, ev := range pe.byTask[taskID] {
-		for _, t := range types {
-			if ev.Type == t && (keep == nil || keep(ev)) {
-				evs = append(evs, ev)
-			}
+		if (types == nil || slices.Contains(types, ev.Type)) && (keep == nil || keep(ev)) {
+			evs = append(evs, ev)
 		}
 	}
 	switch {
 	case len(evs) == 0:
+		pe.notes = append(pe.notes, fmt.Sprintf("lost: task %s has no %v event", taskID, types))
 		return 1, 0
 	case len(evs) > 1:
+		pe.notes = append(pe.notes, fmt.Sprintf("doubled: task %s has %d %v events", taskID, len(evs), types))
 		doubled++
 	}
 	for _, ev := range evs {
-		ok, got := pe.delivered[ev.ID], pe.received(ev.ID)
+		ok, got, cut := pe.delivered[ev.ID], pe.received(ev.ID), pe.unanswered[ev.ID]
+		what := ""
 		switch {
 		case ok == 0 || got == 0:
 			lost++
+			what = "lost"
+		case ok == 1 && got > 1 && got <= 1+cut:
+			pe.redelivered++
+			what = "redelivered"
 		case ok > 1 || got > 1:
 			doubled++
+			what = "doubled"
+		default:
+			continue
 		}
+		pe.notes = append(pe.notes, fmt.Sprintf("%s: task %s event %s (%s): 2xx recorded %d, unanswered attempts %d, received %d",
+			what, taskID, ev.ID, ev.Type, ok, cut, got))
 	}
 	return lost, doubled
 }
@@ -340,12 +372,8 @@ func feedCounts(db *gorm.DB, typ, key string, taskIDs []string) (map[string]int,
 }
 
 // checkMix checks the mix's invariants (under r.mu).
-func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, v *invariants) error {
+func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, pe *pushedEvents, v *invariants) error {
 	m, fx := &r.mix, r.d.fx
-	pe, err := loadEvents(db, r.d.hook)
-	if err != nil {
-		return err
-	}
 	reviewResume := []string{webhook.TaskResumed, webhook.TaskReleased}
 
 	// Echo tool calls: completed, one tool_call feed row, one

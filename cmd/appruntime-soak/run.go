@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/appruntime/appruntime/internal/basetool"
-	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
@@ -163,6 +162,7 @@ func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
 type invariants struct {
 	lost, doubled, stuck int
 	lines                []string
+	notes                []string // what each lost, doubled or redelivered item was
 }
 
 func (v *invariants) add(name string, checked, lost, doubled, stuck int) {
@@ -176,6 +176,9 @@ func (v *invariants) print(w io.Writer) {
 	fmt.Fprintf(w, "%-70s %6s %5s %7s %5s\n", "invariant (from the databases)", "count", "lost", "doubled", "stuck")
 	for _, l := range v.lines {
 		fmt.Fprintln(w, l)
+	}
+	for _, n := range v.notes {
+		fmt.Fprintln(w, n)
 	}
 }
 
@@ -256,43 +259,16 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	v.add(fmt.Sprintf("applied /write has its agent_action feed row (%d unknown)", unknown), len(decisions), lostFeed, extraFeed, 0)
 
 	// Approvals: one resume event each and one verified 2xx delivery.
-	ev := func(taskID string, name string) (int, int, int, error) {
-		var rows []models.Outbox
-		if err := db.Where("kind = ? AND payload::text LIKE ?", outbox.KindResumeEvent, "%"+taskID+"%").Find(&rows).Error; err != nil {
-			return 0, 0, 0, err
-		}
-		lost, doubled := 0, 0
-		switch {
-		case len(rows) == 0:
-			lost++
-		case len(rows) > 1:
-			doubled++
-		}
-		for _, row := range rows {
-			var ok int64
-			if err := db.Model(&models.WebhookDelivery{}).Where("event_id = ? AND status_code BETWEEN 200 AND 299", row.ID).Count(&ok).Error; err != nil {
-				return 0, 0, 0, err
-			}
-			got := r.d.hook.count(row.ID)
-			switch {
-			case ok == 0 || got == 0:
-				lost++
-			case ok > 1 || got > 1:
-				doubled++
-			}
-		}
-		_ = name
-		return len(rows), lost, doubled, nil
+	pe, err := loadEvents(db, r.d.hook)
+	if err != nil {
+		return nil, err
 	}
 	var aLost, aDoubled int
 	for _, p := range fx.approvals {
 		if !r.approved[p.taskID] {
 			continue
 		}
-		_, l, d, err := ev(p.taskID, "approval")
-		if err != nil {
-			return nil, err
-		}
+		l, d := pe.once(p.taskID, nil, nil)
 		var n int64
 		if err := data.DB.WithContext(ctx).Raw(`SELECT count(*) FROM decisions WHERE decision = ?`, "a-"+p.taskID).Scan(&n).Error; err != nil {
 			return nil, err
@@ -347,10 +323,7 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 		if aw.Reason != review.ReasonExpired {
 			eLost++
 		}
-		_, l, d, err := ev(p.taskID, "expiry")
-		if err != nil {
-			return nil, err
-		}
+		l, d := pe.once(p.taskID, nil, nil)
 		eLost, eDoubled = eLost+l, eDoubled+d
 	}
 	v.add("due await expiry happened once (resume event, webhook)", due, eLost, eDoubled, eStuck)
@@ -368,7 +341,7 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	if err := db.Model(&models.Task{}).Where("workspace_id = ?", fx.workspaceID).Count(&tasks).Error; err != nil {
 		return nil, err
 	}
-	if err := r.checkMix(ctx, db, data.DB.WithContext(ctx), v); err != nil {
+	if err := r.checkMix(ctx, db, data.DB.WithContext(ctx), pe, v); err != nil {
 		return nil, err
 	}
 	v.add("no step running, no outbox row owed after the drain", int(tasks), 0, 0, int(running+open))
@@ -376,6 +349,8 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	bad := r.d.hook.bad
 	r.d.hook.mu.Unlock()
 	v.add("webhook deliveries failing signature verification", bad, bad, 0, 0)
+	v.add("webhook event received again after an unanswered attempt (at least once)", pe.redelivered, 0, 0, 0)
+	v.notes = pe.notes
 	return v, nil
 }
 
