@@ -88,7 +88,7 @@ func (s *Service) OCROutbox(ctx context.Context, outboxID string) error {
 
 // OCRFile returns the outcome of f's OCR pass, kept from an earlier pass
 // or run here: its first MaxOCRPages pages read through pageText (a page
-// read already costs nothing). A page a budget refuses is recorded and
+// read already costs nothing), the file's bytes read once for the pass. A page a budget refuses is recorded and
 // the pass goes on; any other failure (the gate refused, ctx ended,
 // storage) stops it with that error, the pages read so far kept.
 func (s *Service) OCRFile(ctx context.Context, f models.File) (OCRResult, error) {
@@ -107,8 +107,9 @@ func (s *Service) OCRFile(ctx context.Context, f models.File) (OCRResult, error)
 		}
 	}
 	r := OCRResult{Pages: min(f.Pages, MaxOCRPages), OCRPages: []int{}}
+	content := s.onceContent(f) // read once for the pass, not once a page
 	for page := 1; page <= r.Pages; page++ {
-		text, err := s.pageText(ctx, f, page)
+		text, err := s.pageTextOf(ctx, f, page, content)
 		switch code := apperr.CodeOf(err); {
 		case err == nil:
 			if text.OCR {

@@ -3,6 +3,7 @@ package capability_test
 import (
 	"context"
 	"os/exec"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,4 +81,43 @@ func TestAnOCRPassHoldsItsWorkspacesShareAndRecordsHostilePages(t *testing.T) {
 	require.NoError(t, err, "kept: the file is not read again")
 	require.Equal(t, []int{1}, res.OCRPages)
 	require.Contains(t, text[0].Text, "FLOOD")
+}
+
+// countingStore counts the reads of one key.
+type countingStore struct {
+	storage.Store
+	key   string
+	reads atomic.Int32
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if key == c.key {
+		c.reads.Add(1)
+	}
+	return c.Store.Get(ctx, key)
+}
+
+// TestAnOCRPassReadsTheFileOnce: a pass over a document's pages reads its
+// bytes from the blob store once, not once a page (a 40-page upload on an
+// object store was 40 downloads).
+func TestAnOCRPassReadsTheFileOnce(t *testing.T) {
+	t.Parallel()
+	st := testkit.Schema(t)
+	rd := testkit.Redis(t)
+	f := newFixture(t, st)
+	dir, err := storage.NewDir(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dir.Close() })
+	blobs := &countingStore{Store: dir}
+	f.files, err = files.New(files.Options{Store: st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test"})
+	require.NoError(t, err)
+	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix, Blobs: blobs})
+
+	doc := f.upload(t, f.task, "four.pdf", documenttest.PDF("one", "two", "three", "four"))
+	require.Equal(t, 4, doc.Pages)
+	blobs.key = doc.StorageKey
+	res, err := caps.OCRFile(context.Background(), doc)
+	require.NoError(t, err)
+	require.Equal(t, capability.OCRResult{Pages: 4, OCRPages: []int{}}, res, "text layers: nothing to OCR")
+	require.EqualValues(t, 1, blobs.reads.Load())
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -47,10 +48,40 @@ func (c cachedPage) result() (document.Text, error) {
 	return document.Text{Text: c.Text, Truncated: c.Truncated, OCR: c.OCR, Words: c.Words, Sheet: c.Sheet}, nil
 }
 
+// contentFunc returns a file's bytes.
+type contentFunc func(ctx context.Context) ([]byte, error)
+
+// onceContent reads f's bytes on first use and keeps them, for a pass
+// over its pages (OCRFile) that would otherwise read the file once per page.
+func (s *Service) onceContent(f models.File) contentFunc {
+	var (
+		mu   sync.Mutex
+		data []byte
+	)
+	return func(ctx context.Context) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if data != nil {
+			return data, nil
+		}
+		d, err := s.files.Content(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		data = d
+		return data, nil
+	}
+}
+
 // pageText returns the text of page of f, from the cache, from a
 // computation another call on this replica runs, or computed here under
 // PreviewDeadline; a caller who hangs up stops waiting at once.
 func (s *Service) pageText(ctx context.Context, f models.File, page int) (document.Text, error) {
+	return s.pageTextOf(ctx, f, page, func(ctx context.Context) ([]byte, error) { return s.files.Content(ctx, f) })
+}
+
+// pageTextOf is pageText reading f's bytes, when it must, through content.
+func (s *Service) pageTextOf(ctx context.Context, f models.File, page int, content contentFunc) (document.Text, error) {
 	key := s.keyPrefix + "preview:" + f.ID + ":" + strconv.Itoa(page)
 	if s.redis != nil {
 		if raw, err := s.redis.Get(ctx, key).Bytes(); err == nil {
@@ -69,7 +100,7 @@ func (s *Service) pageText(ctx context.Context, f models.File, page int) (docume
 			return nil, err
 		}
 		if !kept {
-			if c, err = s.computePage(work, f, page); err != nil {
+			if c, err = s.computePage(work, f, page, content); err != nil {
 				return nil, err
 			}
 		}
@@ -119,8 +150,8 @@ func (s *Service) keptOCR(ctx context.Context, f models.File, page int) (c cache
 // again would repeat (an invalid or over-budget document) as a
 // cachedPage; any other failure (storage, a deadline) is an error, not
 // cached.
-func (s *Service) computePage(ctx context.Context, f models.File, page int) (cachedPage, error) {
-	data, err := s.files.Content(ctx, f)
+func (s *Service) computePage(ctx context.Context, f models.File, page int, content contentFunc) (cachedPage, error) {
+	data, err := content(ctx)
 	if err != nil {
 		return cachedPage{}, err
 	}
