@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 	"github.com/appruntime/appruntime/internal/bindingspec"
 	"github.com/appruntime/appruntime/internal/config"
 	"github.com/appruntime/appruntime/internal/limit"
+	"github.com/appruntime/appruntime/internal/store"
+	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -644,4 +647,54 @@ func TestAWriteOpSavedBeforeTheScopeRuleIsRefused(t *testing.T) {
 	require.Equal(t, "theirs", row.Decision)
 	r = f.verb(t, "read", map[string]any{"op": "list_invoices"})
 	require.Equal(t, 200, r.Status, "the binding's other ops still run: %s", r.Raw)
+}
+
+// TestAnActionCutOffFromThePlatformAfterItsWritesIsRecordedOnce: the
+// platform's database closes the action's connection (a restart) after the
+// data source committed its writes. The action records what it did on a new
+// connection and answers 200, so the caller does not retry an approval
+// that already wrote: one decision row, the await released, one feed row.
+func TestAnActionCutOffFromThePlatformAfterItsWritesIsRecordedOnce(t *testing.T) {
+	t.Parallel()
+	app := "cut-" + models.NewID()
+	st, err := store.Open(context.Background(), testkit.URLOf(testkit.Schema(t))+"&application_name="+app, store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	var cut atomic.Int32
+	// The upstream answers the action's http_call while the platform
+	// transaction holding the await is open: it ends that connection.
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int32
+		err := st.DB.Raw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = ? AND state = 'idle in transaction'`, app).Scan(&n).Error
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		cut.Add(n)
+		_, _ = w.Write([]byte(`{"exported":true}`))
+	}))
+	t.Cleanup(upstream.Close)
+	f := newRuntimeFixtureWith(t, st, testkit.Redis(t), func(dsn string) string { return dsn })
+	spec := fixtureSpec()
+	spec.HTTPCalls = []bindingspec.HTTPCall{{Op: "export", Method: "POST", URL: upstream.URL + "/ok"}}
+	spec.Actions = append(spec.Actions, bindingspec.Action{Name: "export_and_approve", Writes: []string{"record_decision"},
+		HTTPCalls: []string{"export"}, FeedEvent: "invoice_approved", ResolvesAwait: true})
+	f.saveSpec(t, spec)
+
+	r := f.verb(t, "action", map[string]any{"op": "export_and_approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "once"}}}})
+	require.Equal(t, 200, r.Status, string(r.Raw))
+	require.EqualValues(t, 1, cut.Load(), "the action's platform transaction was cut off")
+	require.Equal(t, true, r.Body["results"].(map[string]any)["await_resolved"])
+	var decisions, feed int64
+	require.NoError(t, f.source.DB.Raw("SELECT count(*) FROM decisions").Scan(&decisions).Error)
+	require.EqualValues(t, 1, decisions)
+	var aw models.TaskAwait
+	require.NoError(t, f.db().Take(&aw, "id = ?", f.awaitID).Error)
+	require.Equal(t, models.AwaitResolved, aw.Status)
+	require.NoError(t, f.db().Model(&models.FeedEvent{}).Where("task_id = ? AND type = ? AND intent_id IS NOT NULL", f.taskID, models.FeedAgentAction).Count(&feed).Error)
+	require.EqualValues(t, 1, feed)
+
+	r = f.verb(t, "action", map[string]any{"op": "export_and_approve", "payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "again"}}}})
+	require.Equal(t, 409, r.Status, "a retry finds the review settled: %s", r.Raw)
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -353,8 +354,9 @@ func dataOf(ev webhook.Event, key string) string {
 	return s
 }
 
-// feedCounts counts feed rows of typ by payload key (on the given tasks).
-func feedCounts(db *gorm.DB, typ, key string, taskIDs []string) (map[string]int, error) {
+// feedCounts counts feed rows of typ (on the given tasks) by the payload's
+// value at path (a key, or keys into nested objects).
+func feedCounts(db *gorm.DB, typ string, taskIDs []string, path ...string) (map[string]int, error) {
 	out := map[string]int{}
 	if len(taskIDs) == 0 {
 		return out, nil
@@ -363,7 +365,7 @@ func feedCounts(db *gorm.DB, typ, key string, taskIDs []string) (map[string]int,
 		K string
 		N int
 	}
-	err := db.Model(&models.FeedEvent{}).Select("(payload::jsonb)->>? AS k, count(*) AS n", key).
+	err := db.Model(&models.FeedEvent{}).Select("(payload::jsonb)#>>?::text[] AS k, count(*) AS n", "{"+strings.Join(path, ",")+"}").
 		Where("type = ? AND task_id IN ?", typ, taskIDs).Group("k").Scan(&rows).Error
 	for _, r := range rows {
 		out[r.K] = r.N
@@ -390,7 +392,7 @@ func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, pe *pushedEv
 			stuck++
 		}
 	}
-	feed, err := feedCounts(db, models.FeedToolCall, "tool_call_id", []string{fx.toolCallTask})
+	feed, err := feedCounts(db, models.FeedToolCall, []string{fx.toolCallTask}, "tool_call_id")
 	if err != nil {
 		return err
 	}
@@ -415,7 +417,7 @@ func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, pe *pushedEv
 	for _, t := range m.asked {
 		askTasks = append(askTasks, t)
 	}
-	clicks, err := feedCounts(db, models.FeedToolCallClick, "tool_call_id", askTasks)
+	clicks, err := feedCounts(db, models.FeedToolCallClick, askTasks, "tool_call_id")
 	if err != nil {
 		return err
 	}
@@ -471,6 +473,9 @@ func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, pe *pushedEv
 			l++
 		} else if n > 1 {
 			d++
+		}
+		if n != 1 || len(who) > 1 {
+			v.notes = append(v.notes, fmt.Sprintf("review claim: task %s: %d decision rows, claimed by %d reviewers", task, n, len(who)))
 		}
 		lost, doubled = lost+l, doubled+d
 	}

@@ -240,23 +240,38 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 		}
 	}
 	v.add(fmt.Sprintf("acknowledged /write applied once (%d sent)", r.sentW), len(r.acked), lost, doubled, 0)
-	var feed int64
 	var writeTask string
 	if err := db.Model(&models.Step{}).Where("id = ?", fx.writeStep).Pluck("task_id", &writeTask).Error; err != nil {
 		return nil, err
 	}
-	if err := db.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", writeTask, models.FeedAgentAction).Count(&feed).Error; err != nil {
+	// Each applied write's feed row, matched by its decision: agent_action
+	// (what was written), or agent_action_unknown where the platform cannot
+	// know the outcome (a write whose api was killed under it), which is
+	// its record only when the write was not acknowledged: for an
+	// acknowledged one it is a lost row (the feed tells the reviewer less
+	// than the agent was told).
+	recorded, err := feedCounts(db, models.FeedAgentAction, []string{writeTask}, "row", "decision")
+	if err != nil {
 		return nil, err
 	}
-	// A write the journal could not complete is recorded by the intent
-	// sweep as outcome unknown: for an acknowledged write that is a lost
-	// feed row (the feed tells the reviewer less than the agent was told).
-	var unknown int64
-	if err := db.Model(&models.FeedEvent{}).Where("task_id = ? AND type = ?", writeTask, models.FeedAgentActionUnknown).Count(&unknown).Error; err != nil {
+	unknown, err := feedCounts(db, models.FeedAgentActionUnknown, []string{writeTask}, "intended", "row", "decision")
+	if err != nil {
 		return nil, err
 	}
-	lostFeed, extraFeed := max(len(decisions)-int(feed), 0), max(int(feed)-len(decisions), 0)
-	v.add(fmt.Sprintf("applied /write has its agent_action feed row (%d unknown)", unknown), len(decisions), lostFeed, extraFeed, 0)
+	lostFeed, extraFeed, unknowns := 0, 0, 0
+	for d := range applied {
+		switch {
+		case recorded[d] > 1:
+			extraFeed++
+		case recorded[d] == 1:
+		case unknown[d] > 0 && !r.acked[d]:
+			unknowns++
+		default:
+			lostFeed++
+			v.notes = append(v.notes, fmt.Sprintf("write %s: applied, acknowledged %t, %d agent_action and %d unknown rows", d, r.acked[d], recorded[d], unknown[d]))
+		}
+	}
+	v.add(fmt.Sprintf("applied /write has its agent_action row (%d not acknowledged: unknown)", unknowns), len(decisions), lostFeed, extraFeed, 0)
 
 	// Approvals: one resume event each and one verified 2xx delivery.
 	pe, err := loadEvents(db, r.d.hook)
@@ -277,6 +292,9 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 			l++
 		} else if n > 1 {
 			d++
+		}
+		if n != 1 {
+			v.notes = append(v.notes, fmt.Sprintf("approval: task %s: %d decision rows", p.taskID, n))
 		}
 		aLost, aDoubled = aLost+l, aDoubled+d
 	}
@@ -350,7 +368,7 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	r.d.hook.mu.Unlock()
 	v.add("webhook deliveries failing signature verification", bad, bad, 0, 0)
 	v.add("webhook event received again after an unanswered attempt (at least once)", pe.redelivered, 0, 0, 0)
-	v.notes = pe.notes
+	v.notes = append(v.notes, pe.notes...)
 	return v, nil
 }
 

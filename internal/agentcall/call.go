@@ -223,14 +223,7 @@ func (s *Service) finishCall(ctx context.Context, c task.Caller, call *models.To
 	// A restart of the platform's database under the recording is retried
 	// on a new connection for up to RecordRetryFor
 	// (docs/architecture.md#12-postgres-records-redis-carries).
-	until := time.Now().Add(RecordRetryFor)
-	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		err := s.st.Tx(ctx, record)
-		if err == nil || !apperr.Disconnected(err) || time.Now().Add(wait).After(until) {
-			return err
-		}
-		time.Sleep(wait)
-	}
+	return s.st.TxRetrying(ctx, RecordRetryFor, record)
 }
 
 // park registers the await of a call's card and parks its task. Its

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
@@ -137,6 +138,7 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 	results := map[string]any{}
 	responses := map[string]any{}
 	resolved, committed, lost := false, false, false
+	var decision *webhook.Decision
 	err = s.Store.Tx(ctx, func(db *gorm.DB) error {
 		if err := review.LockSessionAwait(ctx, db, c); err != nil {
 			return err
@@ -152,21 +154,29 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		}
 		committed = true
 		if act.ResolvesAwait {
-			decision := decisionOf(act, p.Reason, stmts, results)
-			if _, resolved, err = review.ResolveSessionAwaitDecided(ctx, db, c, actor(c), act.Name, decision); err != nil {
+			decision = decisionOf(act, p.Reason, stmts, results)
+		}
+		resolved, err = recordAction(ctx, db, c, act, feedName, in, decision, results)
+		return err
+	})
+	if err != nil && committed && apperr.Disconnected(err) {
+		// The data source committed and the platform's database went away
+		// under the release (a restart): what was done is recorded on a
+		// new connection, so that the caller's retry does not do it twice
+		// (docs/architecture.md#the-write-guarantee).
+		err = s.Store.TxRetrying(ctx, recordRetryFor, func(db *gorm.DB) error {
+			var done bool
+			if resolved, done, err = recordedAction(db, c, in); err != nil || done {
 				return err
 			}
+			resolved, err = recordAction(ctx, db, c, act, feedName, in, decision, results)
+			return err
+		})
+		if err != nil {
+			err = apperr.Wrap(err, apperr.Internal, "action %q: the writes were committed, but the platform could not record them; "+
+				"they will be recorded as outcome unknown: do not retry", act.Name)
 		}
-		results["await_resolved"] = resolved
-		row := feedRow(c, models.FeedAgentAction, feedName, map[string]any{"verb": "action", "action": act.Name, "results": results})
-		if in != nil {
-			row.IntentID = &in.ID // the row records the intent: a sweep leaves it be
-		}
-		if err := feed.Insert(ctx, db, false, row); err != nil {
-			return fmt.Errorf("runtime: record feed: %w", err)
-		}
-		return nil
-	})
+	}
 	if err != nil {
 		// Once the data source committed, the intent stays: the sweep
 		// records the action as outcome unknown, since its release and
@@ -184,6 +194,57 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 	}
 	out := ActionResults{Results: results, Responses: responses}
 	return Result{Kind: "action", Body: &ActionReply{OK: true, ActionResults: out}, Result: &out}, nil
+}
+
+// recordRetryFor bounds how long an action whose writes the data source
+// committed retries its recording while the platform's database cannot be
+// reached, as the journal's settle writer does.
+const recordRetryFor = 30 * time.Second
+
+// recordAction records a committed action in db: the release of the
+// step's await when the action resolves it (with decision; resolved
+// reports whether this release did it) and its agent_action feed row,
+// naming in.
+func recordAction(ctx context.Context, db *gorm.DB, c session.Claims, act *bindingspec.Action, feedName string,
+	in *models.WriteIntent, decision *webhook.Decision, results map[string]any) (resolved bool, err error) {
+	if act.ResolvesAwait {
+		if _, resolved, err = review.ResolveSessionAwaitDecided(ctx, db, c, actor(c), act.Name, decision); err != nil {
+			return false, err
+		}
+	}
+	results["await_resolved"] = resolved
+	row := feedRow(c, models.FeedAgentAction, feedName, map[string]any{"verb": "action", "action": act.Name, "results": results})
+	if in != nil {
+		row.IntentID = &in.ID // the row records the intent: a sweep leaves it be
+	}
+	if err := feed.Insert(ctx, db, false, row); err != nil {
+		return false, fmt.Errorf("runtime: record feed: %w", err)
+	}
+	return resolved, nil
+}
+
+// recordedAction reports whether an earlier try recorded the action of
+// intent in (its commit went through, its answer was lost): done, and
+// whether it released the await. Without an intent (an action of
+// http_calls only) nothing tells, and it reports not done.
+func recordedAction(db *gorm.DB, c session.Claims, in *models.WriteIntent) (resolved, done bool, err error) {
+	if in == nil {
+		return false, false, nil
+	}
+	var rows []models.FeedEvent
+	if err := db.Select("payload").Where("task_id = ? AND intent_id = ?", c.TaskID, in.ID).Limit(1).Find(&rows).Error; err != nil {
+		return false, false, fmt.Errorf("runtime: find the action's feed row: %w", err)
+	}
+	if len(rows) == 0 {
+		return false, false, nil
+	}
+	var p struct {
+		Results struct {
+			AwaitResolved bool `json:"await_resolved"`
+		} `json:"results"`
+	}
+	_ = json.Unmarshal(rows[0].Payload, &p)
+	return p.Results.AwaitResolved, true, nil
 }
 
 // runWrites runs the action's writes in one data-source transaction, then

@@ -144,6 +144,29 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return s.DB.WithContext(ctx).Transaction(fn)
 }
 
+// TxRetrying is Tx run again, on another connection, while it fails because
+// the database could not be reached or closed the connection under it
+// (apperr.Disconnected: a restart), for up to d; then, or on any other
+// error, it returns the last error. For what must be recorded once
+// something outside the database already happened (a data source's
+// commit, a tool's answer): fn runs again from the start, so when a
+// commit's answer may have been lost it first checks whether the earlier
+// attempt committed.
+func (s *Store) TxRetrying(ctx context.Context, d time.Duration, fn func(tx *gorm.DB) error) error {
+	until := time.Now().Add(d)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		err := s.Tx(ctx, fn)
+		if err == nil || !apperr.Disconnected(err) || time.Now().Add(wait).After(until) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
 // NotFound turns gorm's record-not-found into an apperr not_found naming what,
 // and wraps every other error with op. Use it on the result of First/Take.
 func NotFound(err error, op, what string) error {
