@@ -163,7 +163,6 @@ func TestProducerRetriedSeedsOnce(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
 			rs := newRunStack(t)
-			db := rs.Store.DB
 			proxy := testkit.NewPGProxy(t, mode)
 			p := newProducers(t, rs, proxy.Rewrite)
 			app := p.newApp(t, "def main(input):\n    return {'writes': [{'op': 'add_line', 'row': {'id': i, 'label': 'line %d' % i}} for i in range(1, 4)]}\n")
@@ -180,21 +179,35 @@ func TestProducerRetriedSeedsOnce(t *testing.T) {
 			require.Len(t, completed, 1)
 			require.Equal(t, 1, completed[0].Retried, "the producer ran twice")
 
-			var lines int64
-			require.NoError(t, p.source.DB.Raw(`SELECT count(*) FROM lines WHERE task_id = ?`, taskID).Scan(&lines).Error)
-			require.EqualValues(t, 3, lines, "the rows are written once")
-			count := func(model any, where string, args ...any) int64 {
-				var n int64
-				require.NoError(t, db.Model(model).Where(where, args...).Count(&n).Error)
-				return n
-			}
-			require.EqualValues(t, 1, count(&models.Step{}, "parent_step_id = ? AND kind = ?", stepID, models.StepAppToolRun), "one producer run is recorded")
-			require.EqualValues(t, 1, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_ready"))
+			p.requireSeededOnce(t, taskID, stepID)
+			count := p.counter(t)
 			require.EqualValues(t, 0, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_failed"))
 			require.EqualValues(t, 0, count(&models.UsageRecord{}, "task_id = ?", taskID), "python bills nothing, once")
 			require.EqualValues(t, 0, count(&models.ProducerSeed{}, "step_id = ?", stepID), "the settled step's journal is gone")
 		})
 	}
+}
+
+// counter counts rows of a model on the platform's database.
+func (p *producers) counter(t *testing.T) func(model any, where string, args ...any) int64 {
+	return func(model any, where string, args ...any) int64 {
+		t.Helper()
+		var n int64
+		require.NoError(t, p.rs.Store.DB.Model(model).Where(where, args...).Count(&n).Error)
+		return n
+	}
+}
+
+// requireSeededOnce checks that the producer of step wrote its three
+// lines once, recorded one run and posted one ready card.
+func (p *producers) requireSeededOnce(t *testing.T, taskID, stepID string) {
+	t.Helper()
+	var lines int64
+	require.NoError(t, p.source.DB.Raw(`SELECT count(*) FROM lines WHERE task_id = ?`, taskID).Scan(&lines).Error)
+	require.EqualValues(t, 3, lines, "the rows are written once")
+	count := p.counter(t)
+	require.EqualValues(t, 1, count(&models.Step{}, "parent_step_id = ? AND kind = ?", stepID, models.StepAppToolRun), "one producer run is recorded")
+	require.EqualValues(t, 1, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_ready"), "one ready card")
 }
 
 // TestAProducerQueuedWhenRedisIsFlushedRunsOnce: a producer relayed to
@@ -230,16 +243,7 @@ func TestAProducerQueuedWhenRedisIsFlushedRunsOnce(t *testing.T) {
 	require.Equal(t, models.StepCompleted, settled["status"], "%v", settled["error"])
 
 	time.Sleep(3 * time.Second) // more sweeps: nothing twice
-	var lines int64
-	require.NoError(t, p.source.DB.Raw(`SELECT count(*) FROM lines WHERE task_id = ?`, taskID).Scan(&lines).Error)
-	require.EqualValues(t, 3, lines, "the rows are written once")
-	count := func(model any, where string, args ...any) int64 {
-		var n int64
-		require.NoError(t, db.Model(model).Where(where, args...).Count(&n).Error)
-		return n
-	}
-	require.EqualValues(t, 1, count(&models.Step{}, "parent_step_id = ? AND kind = ?", stepID, models.StepAppToolRun), "one producer run")
-	require.EqualValues(t, 1, count(&models.FeedEvent{}, "step_id = ? AND type = ?", stepID, "artifact_ready"), "one ready card")
+	p.requireSeededOnce(t, taskID, stepID)
 	require.NoError(t, db.Where("id = ?", row.ID).Take(&row).Error)
 	require.NotNil(t, row.DoneAt, "the producer's outbox row is done")
 }
