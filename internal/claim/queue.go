@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
 	"github.com/appruntime/appruntime/internal/apperr"
@@ -195,25 +198,97 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 	now := q.now().UTC()
 	// Postgres keeps microseconds: the expiry job matches this value exactly.
 	expires := now.Add(q.claimFor).Truncate(time.Microsecond)
-	var claim *ReviewClaim
-	err := q.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		pool := tx.Statement.ConnPool
-		if q.lockSQL != "" {
-			if _, err := pool.ExecContext(ctx, q.lockSQL, userID); err != nil {
-				return fmt.Errorf("claim: lock reviewer %s: %w", userID, err)
+	claim, batched, err := q.claimBatched(ctx, workspaceID, userID, now, expires)
+	if batched && err == nil && claim == nil {
+		// Nothing claimed: at the limit, or nothing waits. Read after the
+		// batch committed, so it counts the claims the lock waited for.
+		err = q.overLimit(ctx, q.pool(), workspaceID, userID, now)
+	}
+	if !batched {
+		err = q.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			pool := tx.Statement.ConnPool
+			if q.lockSQL != "" {
+				if _, err := pool.ExecContext(ctx, q.lockSQL, userID); err != nil {
+					return fmt.Errorf("claim: lock reviewer %s: %w", userID, err)
+				}
 			}
-		}
-		var err error
-		if claim, err = q.claimNext(ctx, pool, workspaceID, userID, now, expires); err != nil || claim != nil {
-			return err
-		}
-		return q.overLimit(ctx, pool, workspaceID, userID, now)
-	})
+			var err error
+			if claim, err = q.claimNext(ctx, pool, workspaceID, userID, now, expires); err != nil || claim != nil {
+				return err
+			}
+			return q.overLimit(ctx, pool, workspaceID, userID, now)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
 	if claim != nil && q.afterClaim != nil {
 		q.afterClaim(ctx, *claim)
+	}
+	return claim, nil
+}
+
+// claimBatched claims on Postgres in one round trip: the reviewer's lock
+// and claimSQL go as one pgx batch, which Postgres runs as one implicit
+// transaction (one Sync: the lock is held until the claim commits), each
+// statement on a snapshot of its own, so the claim counts the claims the
+// lock waited for. The transaction Next otherwise runs costs four round
+// trips (BEGIN, the lock, the claim, COMMIT) for the same
+// (docs/performance.md#the-bench). batched is false where there is no pgx
+// connection to batch on (SQLite, a test's transaction): Next then runs
+// the transaction.
+func (q *Queue) claimBatched(ctx context.Context, workspaceID, userID string, now, expires time.Time) (claim *ReviewClaim, batched bool, err error) {
+	db, ok := q.pool().(*sql.DB)
+	if !ok || q.lockSQL == "" {
+		return nil, false, nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, true, fmt.Errorf("claim: claim next task: %w", err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return errNotPgx
+		}
+		b := &pgx.Batch{}
+		b.Queue(q.lockSQL, userID)
+		b.Queue(q.claimSQL, userID, expires, workspaceID, now)
+		res := pc.Conn().SendBatch(ctx, b)
+		claim, err = scanBatchedClaim(res, userID, expires)
+		return errors.Join(err, res.Close())
+	})
+	if errors.Is(err, errNotPgx) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("claim: claim next task: %w", err)
+	}
+	return claim, true, nil
+}
+
+// errNotPgx: the pool's driver is not pgx's.
+var errNotPgx = errors.New("claim: not a pgx connection")
+
+// scanBatchedClaim reads claimBatched's two results: the lock's, then the
+// claimed task (nil when none was claimed).
+func scanBatchedClaim(res pgx.BatchResults, userID string, expires time.Time) (*ReviewClaim, error) {
+	if _, err := res.Exec(); err != nil {
+		return nil, fmt.Errorf("lock reviewer %s: %w", userID, err)
+	}
+	claim := &ReviewClaim{ClaimedBy: userID, AssignedTo: userID, ClaimExpiresAt: expires}
+	var awaitID, stepID pgtype.Text
+	err := res.QueryRow().Scan(&claim.TaskID, &claim.AgentID, &claim.Title, &claim.Priority, &claim.CreatedAt, &awaitID, &stepID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	claim.CreatedAt = claim.CreatedAt.UTC()
+	if awaitID.Valid && stepID.Valid {
+		claim.AwaitID, claim.StepID = awaitID.String, stepID.String
 	}
 	return claim, nil
 }

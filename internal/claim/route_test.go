@@ -227,3 +227,40 @@ func TestReviewPoolsRouteTasks(t *testing.T) {
 		require.Empty(t, pools)
 	})
 }
+
+// TestNextSendsItsLockAndClaimAsOneBatch: on Postgres a review/next sends
+// the reviewer's lock and the claim together, in the implicit transaction
+// of one batch: two statements and no BEGIN or COMMIT, where a transaction
+// costs four round trips. The limit still holds
+// (TestClaimLimitHoldsUnderConcurrency), and a reviewer at it still gets
+// the 409 naming the claim (a third statement, only then).
+func TestNextSendsItsLockAndClaimAsOneBatch(t *testing.T) {
+	t.Parallel()
+	counter := testkit.NewPGCounter(t)
+	st, err := store.Open(context.Background(), counter.Rewrite(testkit.URLOf(testkit.Schema(t))), store.Options{MaxOpenConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	f := newRouteFixture(t, st)
+	for range 3 {
+		f.park(t, f.tn.Agent.ID, "t", 1)
+	}
+	f.setLimit(t, 2)
+	ctx := context.Background()
+	me := f.reviewer(t)
+	_, err = f.q.Next(ctx, f.tn.Workspace.ID, me) // prepares the statements on the connection
+	require.NoError(t, err)
+
+	before := counter.Count()
+	c, err := f.q.Next(ctx, f.tn.Workspace.ID, me)
+	require.NoError(t, err)
+	require.NotNil(t, c)
+	got := counter.Count().Sub(before)
+	require.Equal(t, testkit.PGCount{Statements: 2}, testkit.PGCount{Statements: got.Statements, Transactions: got.Transactions},
+		"%q", counter.Statements(int(before.Statements)))
+
+	before = counter.Count()
+	_, err = f.q.Next(ctx, f.tn.Workspace.ID, me)
+	require.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
+	got = counter.Count().Sub(before)
+	require.EqualValues(t, 3, got.Statements, "%q", counter.Statements(int(before.Statements)))
+}
