@@ -72,6 +72,7 @@ func (l *libre) count() int {
 
 type fixture struct {
 	st          *store.Store
+	blobs       storage.Store // where f.files keeps the bytes
 	files       *files.Service
 	caps        *capability.Service
 	engine      *libre
@@ -85,10 +86,9 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 	blobs, err := storage.NewDir(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = blobs.Close() })
-	f := &fixture{st: st, engine: &libre{}, now: time.Now().UTC().Truncate(time.Microsecond)}
+	f := &fixture{st: st, blobs: blobs, engine: &libre{}, now: time.Now().UTC().Truncate(time.Microsecond)}
 	clock := func() time.Time { return f.now }
-	f.files, err = files.New(files.Options{Store: st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test", Now: clock})
-	require.NoError(t, err)
+	f.serveFrom(t, blobs)
 	srv := httptest.NewServer(f.engine)
 	t.Cleanup(srv.Close)
 	engine := translate.NewLibreTranslate(srv.URL, "", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
@@ -103,6 +103,16 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 		*id = task.ID
 	}
 	return f
+}
+
+// serveFrom makes f.files keep its bytes in blobs (f.blobs, or a wrapper
+// of it that a test watches).
+func (f *fixture) serveFrom(t *testing.T, blobs storage.Store) {
+	t.Helper()
+	var err error
+	f.files, err = files.New(files.Options{Store: f.st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test",
+		Now: func() time.Time { return f.now }})
+	require.NoError(t, err)
 }
 
 func (f *fixture) upload(t *testing.T, task, name string, data []byte) models.File {

@@ -12,7 +12,6 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
-	"github.com/appruntime/appruntime/internal/files"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -35,11 +34,7 @@ func TestAnOCRPassHoldsItsWorkspacesShareAndRecordsHostilePages(t *testing.T) {
 	st := testkit.Schema(t)
 	rd := testkit.Redis(t)
 	f := newFixture(t, st)
-	blobs, err := storage.NewDir(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = blobs.Close() })
-	f.files, err = files.New(files.Options{Store: st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test"})
-	require.NoError(t, err)
+	blobs := f.blobs
 	gate := limit.NewWorkGate(limit.WorkGateOptions{What: "page renderings", Redis: rd.Client, KeyPrefix: rd.Prefix,
 		Process: 2, Share: 1, Wait: 200 * time.Millisecond})
 	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix, Blobs: blobs, Gate: gate})
@@ -105,12 +100,8 @@ func TestAnOCRPassReadsTheFileOnce(t *testing.T) {
 	st := testkit.Schema(t)
 	rd := testkit.Redis(t)
 	f := newFixture(t, st)
-	dir, err := storage.NewDir(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = dir.Close() })
-	blobs := &countingStore{Store: dir}
-	f.files, err = files.New(files.Options{Store: st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test"})
-	require.NoError(t, err)
+	blobs := &countingStore{Store: f.blobs}
+	f.serveFrom(t, blobs)
 	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix, Blobs: blobs})
 
 	doc := f.upload(t, f.task, "four.pdf", documenttest.PDF("one", "two", "three", "four"))

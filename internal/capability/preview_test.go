@@ -12,8 +12,6 @@ import (
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/document"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
-	"github.com/appruntime/appruntime/internal/files"
-	"github.com/appruntime/appruntime/internal/storage"
 	"github.com/appruntime/appruntime/internal/testkit"
 )
 
@@ -28,11 +26,7 @@ func TestPreviewIsComputedOncePerFileAndPage(t *testing.T) {
 	st := testkit.Tx(t)
 	rd := testkit.Redis(t)
 	f := newFixture(t, st)
-	blobs, err := storage.NewDir(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = blobs.Close() })
-	f.files, err = files.New(files.Options{Store: st, Blobs: blobs, SecretsKey: testkit.TestKey, PublicAPIURL: "https://api.example.test"})
-	require.NoError(t, err)
+	blobs := f.blobs
 	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix})
 
 	prose := f.upload(t, f.task, "letter.pdf", documenttest.PDF("dear reader"))

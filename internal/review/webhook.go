@@ -197,7 +197,8 @@ func (r *Resumer) startAttempt(ctx context.Context, attempt *models.WebhookDeliv
 			}
 			if d.FinishedAt == nil {
 				if wait := d.CreatedAt.Add(WebhookInFlightFor).Sub(now); wait > 0 {
-					start.outcome, start.wait = attemptInFlight, max(wait, time.Second)
+					// the youngest such attempt decides
+					start.outcome, start.wait = attemptInFlight, max(start.wait, wait, time.Second)
 				}
 			}
 		}

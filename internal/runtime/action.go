@@ -165,12 +165,14 @@ func (s *Service) Action(ctx context.Context, c session.Claims, body []byte) (Re
 		// new connection, so that the caller's retry does not do it twice
 		// (docs/architecture.md#the-write-guarantee).
 		err = s.Store.TxRetrying(ctx, recordRetryFor, func(db *gorm.DB) error {
-			var done bool
-			if resolved, done, err = recordedAction(db, c, in); err != nil || done {
-				return err
+			earlier, done, ferr := recordedAction(db, c, in)
+			if ferr != nil || done {
+				resolved = earlier
+				return ferr
 			}
-			resolved, err = recordAction(ctx, db, c, act, feedName, in, decision, results)
-			return err
+			var rerr error
+			resolved, rerr = recordAction(ctx, db, c, act, feedName, in, decision, results)
+			return rerr
 		})
 		if err != nil {
 			err = apperr.Wrap(err, apperr.Internal, "action %q: the writes were committed, but the platform could not record them; "+
