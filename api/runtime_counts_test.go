@@ -49,6 +49,11 @@ var countedCosts = map[string]verbCost{
 	// 32), the journal's open and feed rows in one platform transaction,
 	// and the data source's own transaction (BEGIN, the insert, COMMIT).
 	"action": {PlatformStatements: 8, PlatformTransactions: 1, SourceStatements: 3, SourceTransactions: 1, RedisCommands: 1.0 / 20},
+	// A host's POST /api/review/next that claims a task: the reviewer's
+	// advisory lock and the claim as one pgx batch (one round trip, no
+	// BEGIN), the host token from its cache, and no Redis command (the
+	// worker's sweep clears an expired claim; no job per claim).
+	"review_next": {PlatformStatements: 2},
 }
 
 // Each runtime verb costs, in steady state, a pinned number of statements on
@@ -156,7 +161,31 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 		t.Logf("%-6s platform statements %.2f (transactions %.2f), data-source statements %.2f (transactions %.2f), Redis commands %.2f per request; pings %d+%d, binding re-reads %d over %d",
 			name, got[name].PlatformStatements, got[name].PlatformTransactions, got[name].SourceStatements, got[name].SourceTransactions, got[name].RedisCommands, p.Pings, s.Pings, reloads, n)
 	}
-	for _, name := range []string{"write", "action"} {
+	// review/next, each claim put back after it is counted: the abort is
+	// not part of the claim's cost.
+	_, host := f.reviewer(t, "counted")
+	var p, s testkit.PGCount
+	var r int64
+	for i := range warmup + n {
+		p0, s0, r0 := platformPG.Count(), sourcePG.Count(), redisCount.Commands()
+		from := len(platformPG.Statements(0))
+		require.Equal(t, f.taskID, f.next(t, host))
+		if i >= warmup {
+			p, s, r = p.Add(platformPG.Count().Sub(p0)), s.Add(sourcePG.Count().Sub(s0)), r+redisCount.Commands()-r0
+			ran["review_next"] = ran["review_next"][:0]
+			for _, sql := range platformPG.Statements(from) {
+				ran["review_next"] = append(ran["review_next"], strings.Join(strings.Fields(sql), " "))
+			}
+		}
+		ab := f.api.call(t, "POST", "/api/review/tasks/"+f.taskID+"/abort", host, nil)
+		require.Equal(t, 200, ab.Status, string(ab.Raw))
+	}
+	got["review_next"] = verbCost{
+		PlatformStatements: float64(p.Statements) / n, PlatformTransactions: float64(p.Transactions) / n,
+		SourceStatements: float64(s.Statements) / n, SourceTransactions: float64(s.Transactions) / n,
+		RedisCommands: float64(r) / n,
+	}
+	for _, name := range []string{"write", "action", "review_next"} {
 		t.Logf("%s: one request's platform statements:\n%s", name, strings.Join(ran[name], "\n"))
 	}
 	const moved = "the counted costs per request moved: a change that adds a round trip fails here: say why in docs/performance.md#counted-costs and update the table there and countedCosts"

@@ -190,9 +190,10 @@ type AwaitExpiry struct {
 // Kind implements Args.
 func (AwaitExpiry) Kind() string { return "await_expiry" }
 
-// ClaimExpiry clears a review claim whose 20 minutes ran out, when it is
-// still the claim that expires at ExpiresAt. Scheduled when the claim is
-// taken; the claim is free at its time whether or not this runs.
+// ClaimExpiry was scheduled by earlier apis for each review claim, at its
+// expiry; the worker's sweep clears expired claims now
+// (claim.Queue.ClearExpired). A worker still runs the jobs an older api
+// queued, as one ClearExpired: the fields are no longer read.
 type ClaimExpiry struct {
 	TaskID    string    `json:"task_id"`
 	ExpiresAt time.Time `json:"expires_at"`

@@ -46,12 +46,8 @@ func (w *Worker) registerEvents() {
 		}
 		return w.owedOnce(ctx, args.OutboxID, func() error { return unretryable(w.Parked.Expire(ctx, args.OutboxID)) })
 	})
-	mux.HandleFunc(jobs.ClaimExpiry{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
-		args, err := jobs.Decode[jobs.ClaimExpiry](t)
-		if err != nil {
-			return err
-		}
-		_, err = w.Queue.ExpireClaim(ctx, args.TaskID, args.ExpiresAt)
+	mux.HandleFunc(jobs.ClaimExpiry{}.Kind(), func(ctx context.Context, _ *asynq.Task) error {
+		_, err := w.Queue.ClearExpired(ctx, time.Now())
 		return err
 	})
 	w.loops = append(w.loops, w.Relay.Run)

@@ -31,7 +31,8 @@ func (w *Worker) registerMaintenance() {
 		interval = config.DefaultSweepInterval
 	}
 	w.loops = append(w.loops, every(IntentSweepInterval, w.sweepIntents), every(OutboxPruneInterval, w.pruneOutbox),
-		every(interval, func(ctx context.Context) { w.SweepOwed(ctx) }), every(interval, w.failCutCalls))
+		every(interval, func(ctx context.Context) { w.SweepOwed(ctx) }), every(interval, w.failCutCalls),
+		every(interval, w.clearExpiredClaims))
 	if w.Notify != nil {
 		notifyEvery := w.NotifyInterval
 		if notifyEvery <= 0 {
@@ -103,8 +104,17 @@ func (w *Worker) pruneOutbox(ctx context.Context) {
 	}
 }
 
+// clearExpiredClaims clears the review claims past their time
+// (claim.Queue.ClearExpired): they are free already, this tidies their rows.
+func (w *Worker) clearExpiredClaims(ctx context.Context) {
+	n, err := w.Queue.ClearExpired(ctx, time.Now())
+	if err != nil && ctx.Err() == nil {
+		w.Log.WarnContext(ctx, "expired review claims not cleared", "error", err.Error(), "cleared", n)
+	}
+}
+
 // SweepOwed enqueues again every job Postgres says is owed and due (outbox
-// rows sent but not done, held claims past their time), in the order of
+// rows sent but not done), in the order of
 // their due times, and returns how many Redis had lost. Each job keeps its
 // task id, so one Redis still holds is refused as a duplicate: every
 // replica may sweep at once, and nothing runs twice
@@ -112,11 +122,6 @@ func (w *Worker) pruneOutbox(ctx context.Context) {
 func (w *Worker) SweepOwed(ctx context.Context) int {
 	now := time.Now()
 	owed, err := w.Relay.Owed(ctx, now)
-	if err == nil {
-		var claims []jobs.Owed
-		claims, err = w.Queue.OwedClaimExpiries(ctx, now, w.Queues.Events)
-		owed = append(owed, claims...)
-	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Log.WarnContext(ctx, "owed jobs sweep failed", "error", err.Error())

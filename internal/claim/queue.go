@@ -30,7 +30,8 @@ const Duration = 20 * time.Minute
 // tasks.priority by the summary pass), then the oldest. Handing over claims
 // the task for Duration and assigns it; concurrent reviewers get
 // different tasks (FOR UPDATE SKIP LOCKED). A claim whose time passed is
-// free again whether or not its expiry job ran: the job only tidies the row.
+// free again whether or not the worker's sweep has cleared it yet
+// (ClearExpired only tidies the row).
 // It is safe for concurrent use.
 type Queue struct {
 	store    *store.Store
@@ -40,9 +41,6 @@ type Queue struct {
 	lockSQL  string // lockReviewerSQL on Postgres; "" on SQLite, which serialises writers
 	claimFor time.Duration
 	now      func() time.Time
-	// afterClaim runs after a claim committed (it schedules the claim's
-	// expiry job); nil does nothing.
-	afterClaim func(ctx context.Context, c ReviewClaim)
 }
 
 // QueueOptions configure a Queue.
@@ -53,14 +51,11 @@ type QueueOptions struct {
 	ClaimFor time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// AfterClaimFunc runs after every committed claim; an error it meets
-	// is its own to log, since the claim expires by its time regardless.
-	AfterClaimFunc func(ctx context.Context, c ReviewClaim)
 }
 
 // NewQueue returns a Queue.
 func NewQueue(o QueueOptions) *Queue {
-	q := &Queue{store: o.Store, claimFor: o.ClaimFor, now: o.Now, afterClaim: o.AfterClaimFunc}
+	q := &Queue{store: o.Store, claimFor: o.ClaimFor, now: o.Now}
 	q.claimSQL, q.abortSQL, q.heldSQL = fmt.Sprintf(claimSQL, ""), abortSQL, heldSQL
 	if o.Store.Dialect == config.Postgres {
 		q.claimSQL = fmt.Sprintf(claimSQL, " FOR UPDATE OF t SKIP LOCKED")
@@ -196,7 +191,7 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 		return nil, apperr.Forbiddenf("the review queue needs a reviewer: use a host token issued for a user")
 	}
 	now := q.now().UTC()
-	// Postgres keeps microseconds: the expiry job matches this value exactly.
+	// Postgres keeps microseconds: the answer shows the stored value.
 	expires := now.Add(q.claimFor).Truncate(time.Microsecond)
 	claim, batched, err := q.claimBatched(ctx, workspaceID, userID, now, expires)
 	if batched && err == nil && claim == nil {
@@ -221,9 +216,6 @@ func (q *Queue) Next(ctx context.Context, workspaceID, userID string) (*ReviewCl
 	}
 	if err != nil {
 		return nil, err
-	}
-	if claim != nil && q.afterClaim != nil {
-		q.afterClaim(ctx, *claim)
 	}
 	return claim, nil
 }
@@ -384,20 +376,6 @@ func (q *Queue) Abort(ctx context.Context, workspaceID, userID, taskID string) e
 		return fmt.Errorf("claim: load task %s: %w", taskID, err)
 	}
 	return apperr.Conflictf("task %s is not claimed by you: only the reviewer holding it may put it back", taskID)
-}
-
-// ExpireClaim clears the claim of taskID that was due to expire at
-// expiresAt, when it is still that claim (a claim renewed or released since
-// is left alone). It is the claim expiry job's work, and idempotent. The
-// assignment stays: the task still sorts first for its reviewer.
-func (q *Queue) ExpireClaim(ctx context.Context, taskID string, expiresAt time.Time) (bool, error) {
-	res := q.store.DB.WithContext(ctx).Model(&models.Task{}).
-		Where("id = ? AND claim_expires_at = ? AND claim_expires_at <= ?", taskID, expiresAt.UTC(), q.now().UTC()).
-		Updates(map[string]any{"claimed_by": nil, "claim_expires_at": nil})
-	if res.Error != nil {
-		return false, fmt.Errorf("claim: expire claim of task %s: %w", taskID, res.Error)
-	}
-	return res.RowsAffected > 0, nil
 }
 
 // Holds reports, as an error, whether reviewer userID holds a live claim on

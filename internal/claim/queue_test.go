@@ -56,18 +56,27 @@ func TestQueueOnBothDialects(t *testing.T) {
 		require.NoError(t, q.Holds(ctx, tn.Workspace.ID, me, high))
 
 		// Past their time the claims are free again: each reviewer gets
-		// the task assigned to them first; the jobs clear what was not
+		// the task assigned to them first; the sweep clears what was not
 		// claimed since.
 		clock = func() time.Time { return now.Add(claim.Duration + time.Second) }
 		again, err := q.Next(ctx, tn.Workspace.ID, other)
 		require.NoError(t, err)
 		require.Equal(t, low, again.TaskID, "assigned to them")
-		cleared, err := q.ExpireClaim(ctx, low, c2.ClaimExpiresAt)
+		cleared, err := q.ClearExpired(ctx, clock())
 		require.NoError(t, err)
-		require.False(t, cleared, "a claim taken since is not the one that expired")
-		cleared, err = q.ExpireClaim(ctx, high, c.ClaimExpiresAt)
-		require.NoError(t, err)
-		require.True(t, cleared)
+		require.EqualValues(t, 1, cleared, "the claim taken since is not one that expired")
+		var rows []models.Task
+		require.NoError(t, st.DB.Where("id IN ?", []string{low, high}).Find(&rows).Error)
+		for _, r := range rows {
+			if r.ID == low {
+				require.NotNil(t, r.ClaimedBy, "taken again")
+				require.Equal(t, other, *r.ClaimedBy)
+			} else {
+				require.Nil(t, r.ClaimedBy, "cleared")
+				require.Nil(t, r.ClaimExpiresAt)
+				require.Equal(t, me, *r.AssignedTo, "the assignment stays")
+			}
+		}
 		mine, err := q.Next(ctx, tn.Workspace.ID, me)
 		require.NoError(t, err)
 		require.Equal(t, high, mine.TaskID)

@@ -106,7 +106,7 @@ type Platform struct {
 	// notify pass): digests to pools' webhooks and, with SMTP_URL, emails.
 	Notify *notify.Notifier
 	// Queue hands parked tasks to reviewers with 20-minute claims
-	// (POST /api/review/next); each claim schedules its expiry job.
+	// (POST /api/review/next); the worker's sweep clears expired ones.
 	Queue *claim.Queue
 	// Secrets seals and opens secrets at rest (Config.SecretsKey); nil when
 	// the process has no key (migrate).
@@ -221,9 +221,7 @@ func New(ctx context.Context, o Options) (*Platform, error) {
 	}
 	p.Notify = notify.New(notify.Options{Store: o.Store, Secrets: p.Secrets, HTTPClient: p.outboundClient(metrics.ClientWebhook),
 		Mailer: mailer, Log: o.Log})
-	claims := claim.NewScheduler(o.Redis, o.Queues.Events, o.Log)
-	p.onClose(claims.Close)
-	p.Queue = claim.NewQueue(claim.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor, AfterClaimFunc: claims.Schedule})
+	p.Queue = claim.NewQueue(claim.QueueOptions{Store: o.Store, ClaimFor: o.Config.ReviewClaimFor})
 	if err := p.buildDataAndLimits(ctx); err != nil {
 		return nil, err
 	}

@@ -50,6 +50,11 @@ func (c PGCount) Sub(before PGCount) PGCount {
 	return PGCount{c.Statements - before.Statements, c.Transactions - before.Transactions, c.Pings - before.Pings}
 }
 
+// Add is c plus another count.
+func (c PGCount) Add(other PGCount) PGCount {
+	return PGCount{c.Statements + other.Statements, c.Transactions + other.Transactions, c.Pings + other.Pings}
+}
+
 // NewPGCounter listens on loopback until the test ends.
 func NewPGCounter(t testing.TB) *PGCounter {
 	t.Helper()
