@@ -36,7 +36,7 @@ const (
 	// sending the event twice. Past it, the run that recorded it is taken
 	// to be gone (a worker killed mid-POST) and the event is sent again,
 	// with the same webhook-id: delivery is at least once
-	// (docs/agent-platforms.md#webhooks-standard-webhooks).
+	// (docs/agent-platforms.md#webhook-event-catalogue).
 	WebhookInFlightFor = 2 * WebhookAttemptTimeout
 	// WebhookMaxRetry is how many times a failed delivery is retried
 	// (2^n s apart plus jitter, up to WebhookMaxBackoff: about four to five
