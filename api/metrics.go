@@ -10,11 +10,31 @@ import (
 	"github.com/appruntime/appruntime/internal/artifact"
 	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/metrics"
+	"github.com/appruntime/appruntime/internal/runtime"
 )
 
 // verbKindKey is the Fiber local in which a runtime verb leaves its op kind
 // for observe.
 type verbKindKey struct{}
+
+// kindValue is kind as the any that Locals keeps: the verbs' own kinds are
+// constants, which become an interface without the allocation a string
+// computed at run time costs (a capability's kind is its name).
+func kindValue(kind string) any {
+	switch kind {
+	case runtime.KindRows:
+		return runtime.KindRows
+	case runtime.KindHTTP:
+		return runtime.KindHTTP
+	case runtime.KindWrite:
+		return runtime.KindWrite
+	case runtime.KindAction:
+		return runtime.KindAction
+	case runtime.KindRun:
+		return runtime.KindRun
+	}
+	return kind
+}
 
 // observe records every request in the metrics: a runtime verb call in
 // appruntime_runtime_verb_duration_seconds by verb, op kind and status (and

@@ -40,10 +40,10 @@ func (s *server) verb(name string, fn verbFunc) fiber.Handler {
 			res, err = fn(c.UserContext(), claims, body)
 		}
 		if err != nil {
-			c.Locals(verbKindKey{}, s.Runtime.OpKind(c.UserContext(), claims, name, body))
+			c.Locals(verbKindKey{}, kindValue(s.Runtime.OpKind(c.UserContext(), claims, name, body)))
 			return err
 		}
-		c.Locals(verbKindKey{}, res.Kind)
+		c.Locals(verbKindKey{}, kindValue(res.Kind))
 		if web.WantsV2(c) {
 			return c.JSON(res.V2())
 		}

@@ -62,7 +62,7 @@ type Issuer struct {
 	now       func() time.Time
 
 	revoked   sync.Map // session id → time.Time (the token's expiry)
-	verified  sync.Map // token string → Claims
+	verified  sync.Map // token string → *Claims, never modified once stored
 	cached    atomic.Int64
 	revokeOps atomic.Int64
 }
@@ -333,15 +333,27 @@ func (in MintInput) validate() error {
 // — and then that it has not been revoked. Every refusal is a 401 with a
 // short reason; none reveals key material.
 func (i *Issuer) Verify(ctx context.Context, token string) (Claims, error) {
-	if token == "" {
-		return Claims{}, apperr.Unauthenticatedf("session token required")
-	}
-	c, err := i.verifyToken(token)
+	c, err := i.VerifyShared(ctx, token)
 	if err != nil {
 		return Claims{}, err
 	}
+	return *c, nil
+}
+
+// VerifyShared is Verify returning the claims the issuer keeps for the
+// token among those it has verified, not a copy: the runtime verbs keep them
+// in a request's locals without an allocation per request. The caller must
+// never modify them.
+func (i *Issuer) VerifyShared(ctx context.Context, token string) (*Claims, error) {
+	if token == "" {
+		return nil, apperr.Unauthenticatedf("session token required")
+	}
+	c, err := i.verifyToken(token)
+	if err != nil {
+		return nil, err
+	}
 	if _, revoked := i.revoked.Load(c.SessionID); revoked {
-		return Claims{}, apperr.Unauthenticatedf("session token revoked")
+		return nil, apperr.Unauthenticatedf("session token revoked")
 	}
 	return c, nil
 }
@@ -349,9 +361,9 @@ func (i *Issuer) Verify(ctx context.Context, token string) (Claims, error) {
 // verifyToken parses token, or finds it among the tokens already verified.
 // A cached token is still checked for expiry: it stays valid exactly as long
 // as a full parse would accept it.
-func (i *Issuer) verifyToken(token string) (Claims, error) {
+func (i *Issuer) verifyToken(token string) (*Claims, error) {
 	if v, ok := i.verified.Load(token); ok {
-		c := v.(Claims)
+		c := v.(*Claims)
 		if i.now().Before(c.ExpiresAt.Add(Leeway)) {
 			return c, nil
 		}
@@ -361,11 +373,11 @@ func (i *Issuer) verifyToken(token string) (Claims, error) {
 	var tc tokenClaims
 	parsed, err := i.parser.ParseWithClaims(token, &tc, i.keyFor)
 	if err != nil {
-		return Claims{}, refusal(parsed, err)
+		return nil, refusal(parsed, err)
 	}
 	c, err := tc.claims()
 	if err != nil {
-		return Claims{}, err
+		return nil, err
 	}
 	if i.cached.Add(1) > maxCachedTokens {
 		i.verified.Clear()
@@ -374,8 +386,8 @@ func (i *Issuer) verifyToken(token string) (Claims, error) {
 	// The cache outlives the request, and the caller's string may share
 	// memory with a request buffer the server reuses (Fiber's headers do):
 	// keep a copy, or the key would change under the map.
-	i.verified.Store(strings.Clone(token), c)
-	return c, nil
+	i.verified.Store(strings.Clone(token), &c)
+	return &c, nil
 }
 
 // Reasons the key lookup gives; refusal turns them into messages.

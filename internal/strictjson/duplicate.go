@@ -258,12 +258,20 @@ func member(data []byte, key string) ([]byte, bool) {
 // lets a caller choose how to decode data; the decoding still decides
 // whether data is accepted.
 func PeekString(data []byte, key string) (string, bool) {
+	raw, ok := PeekBytes(data, key)
+	return string(raw), ok
+}
+
+// PeekBytes is PeekString without the copy: the string's bytes are data's
+// own, valid as long as data is. A caller that only looks the value up in a
+// map (m[string(raw)]) then allocates nothing.
+func PeekBytes(data []byte, key string) ([]byte, bool) {
 	if !plain(data) {
-		return "", false
+		return nil, false
 	}
 	raw, ok := Lookup(data, key)
 	if !ok || len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
-		return "", false
+		return nil, false
 	}
-	return string(raw[1 : len(raw)-1]), true
+	return raw[1 : len(raw)-1], true
 }

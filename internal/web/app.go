@@ -142,8 +142,11 @@ var (
 	requestCounter atomic.Uint64
 )
 
+// newRequestID builds the id in a buffer on the stack, so that the string is
+// its one allocation (a concatenation with strconv.FormatUint made two).
 func newRequestID() string {
-	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
+	var b [40]byte // the prefix's 13 bytes and a uint64's 20 digits at most
+	return string(strconv.AppendUint(append(b[:0], requestIDPrefix...), requestCounter.Add(1), 10))
 }
 
 // requestContext sets the app's headers, gives each request an id (the caller's X-Request-Id when it
