@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/appruntime/appruntime/internal/freeport"
 )
 
 // proc is one process of the deployment, restartable after a kill -9.
@@ -271,12 +273,11 @@ func (s *sentinel) stop() {
 }
 
 func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		panic(err)
 	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String()
+	return addr
 }
 
 func port(addr string) string {

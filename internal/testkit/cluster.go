@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/appruntime/appruntime/internal/freeport"
 	"github.com/appruntime/appruntime/internal/rdb"
 )
 
@@ -166,11 +167,11 @@ func startCluster(replicas int) (*Cluster, error) {
 		return nil, err
 	}
 	for range 3 * (1 + replicas) {
-		addr, err := listenFree()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return fail(err)
 		}
-		bus, err := listenFree()
+		bus, err := freeport.Addr()
 		if err != nil {
 			return fail(err)
 		}

@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/appruntime/appruntime/internal/freeport"
 )
 
 // VersityGWVersion is the versitygw release the S3 tests run against: a
@@ -70,12 +71,10 @@ func NewS3Server(t *testing.T) *S3Server {
 		t.Fatal(installErr)
 	}
 	s := &S3Server{AccessKey: "appruntime-test", SecretKey: "appruntime-test-secret-" + strconv.Itoa(os.Getpid()), Dir: t.TempDir()}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
 	cmd := exec.Command(installPath, "--access", s.AccessKey, "--secret", s.SecretKey, "--port", addr, "posix", s.Dir)
 	cmd.Stdout, cmd.Stderr = testWriter{t}, testWriter{t}
 	if err := cmd.Start(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/appruntime/appruntime/internal/freeport"
 	"github.com/appruntime/appruntime/internal/rdb"
 )
 
@@ -206,20 +207,11 @@ func (s *Sentinel) stopAll() {
 // freeAddr returns a loopback address no one listens on.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	a, err := listenFree()
+	a, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
-}
-
-func listenFree() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String(), nil
 }
 
 func port(addr string) string {
