@@ -28,6 +28,7 @@ import (
 // answered /run ran once and no /run ran twice (the translator counts).
 // docs/operators.md#redis-sentinel-and-cluster
 func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
+	const runDeadline = 8 * time.Second
 	for _, how := range testkit.SentinelFaults {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
@@ -37,6 +38,13 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			engine, withEngine := newCountingTranslator(t)
 			f := newRuntimeFixtureOn(t, testkit.RedisOn(client), withEngine)
 			generousRate(f.api)
+			// A /run whose job (or outcome) went with the old master is
+			// answered 504 at its deadline: 60 s for a translation, longer
+			// than the window below. Runs are in flight at every moment
+			// (a run waits up to asynq's 1 s poll), so on a loaded machine
+			// all three runners can lose theirs at once; a short deadline
+			// ends those waits within the window.
+			f.api.P.Runtime.RunDeadlineFunc = func(string) time.Duration { return runDeadline }
 			f.allowTranslation(t)
 			startWorker(t, f.api)
 
@@ -86,6 +94,10 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
+			// The stream stops before the fixture's cleanup, whichever way
+			// the test ends.
+			stopStream := sync.OnceFunc(func() { close(stop); wg.Wait() })
+			defer stopStream()
 			// Runs, each answered by the worker: three at a time, so that
 			// some are in flight when the master goes.
 			const runners = 3
@@ -163,13 +175,32 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			old := s.Fault(ctx, how)
 			s.WaitNewMaster(ctx, old, 30*time.Second)
 			switched := time.Now()
-			require.Eventually(t, func() bool {
+			// The stream goes on: no refusal for 1.5 s, every approval
+			// acknowledged, a /run answered since the last refusal. Past
+			// the window the failure says which part did not.
+			for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 				mu.Lock()
-				defer mu.Unlock()
-				return time.Since(lastFail) > 1500*time.Millisecond && approved[approvals-1] && lastOK["runop"].After(lastFail)
-			}, 40*time.Second, 50*time.Millisecond, "the stream did not go on after the failover")
-			close(stop)
-			wg.Wait()
+				wentOn := time.Since(lastFail) > 1500*time.Millisecond && approved[approvals-1] && lastOK["runop"].After(lastFail)
+				var state string
+				if !wentOn && time.Now().After(deadline) {
+					ago := func(at time.Time) string {
+						if at.IsZero() {
+							return "never"
+						}
+						return time.Since(at).Round(time.Millisecond).String() + " ago"
+					}
+					state = fmt.Sprintf("last refusal %s, last approval acknowledged %v, last /run answered %s, statuses %v, /run statuses %v, unexpected %q",
+						ago(lastFail), approved[approvals-1], ago(lastOK["runop"]), statuses, runStatuses, bad)
+				}
+				mu.Unlock()
+				if wentOn {
+					break
+				}
+				if state != "" {
+					t.Fatalf("the stream did not go on after the failover: %s", state)
+				}
+			}
+			stopStream()
 
 			mu.Lock()
 			defer mu.Unlock()
