@@ -6,5 +6,6 @@
 // a context cancelled at that same deadline and publishes the outcome once.
 //
 // Past the deadline the caller gets a 504 (apperr.Timeout); a queue that
-// cannot be reached at enqueue is a 502 (apperr.BadGateway).
+// cannot be reached at enqueue is a 502 (apperr.BadGateway); a job the queue
+// lost (a Redis failover) is a 503 (ErrLost) within about two seconds.
 package jobwait

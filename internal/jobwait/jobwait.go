@@ -40,6 +40,19 @@ const (
 // a waiter that polls late.
 const resultLinger = time.Minute
 
+// A waiter that has heard nothing for lostAfter looks, every lostAfter, for
+// its job in the queue: a job that is neither there nor answered was lost
+// (an enqueue the Redis master acknowledged and a failover dropped before
+// its replica had it), and the caller hears a 503 at once rather than a 504
+// at a deadline that can be minutes away
+// (docs/operators.md#redis-sentinel-and-cluster).
+const lostAfter = 2 * time.Second
+
+// ErrLost is the outcome of a job that left the queue with no outcome: the
+// Redis that held it lost it (a failover) or lost its outcome. The job may
+// have run.
+var ErrLost = apperr.New(apperr.Unavailable, "the job queue lost the job (a Redis failover); it may have run; retry")
+
 // publishTimeout bounds publishing a result, which runs after the job's
 // context may have ended.
 const publishTimeout = 2 * time.Second
@@ -163,9 +176,10 @@ type Job struct {
 // Do enqueues job under a fresh task id with no retries and waits for its
 // outcome until its deadline or ctx ends. A job's error comes back with its
 // code and message; a deadline that passes is a 504; a Redis that refuses
-// the enqueue is a 502. A job of a workspace first takes a slot of its
-// share (Job.Workspace): a workspace past its share is a 429 with a
-// Retry-After, and a Redis that cannot count it a 503.
+// the enqueue is a 502; a job the queue lost is ErrLost (503). A job of a
+// workspace first takes a slot of its share (Job.Workspace): a workspace
+// past its share is a 429 with a Retry-After, and a Redis that cannot
+// count it a 503.
 func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 	w.listen()
 	id := uuid.NewString()
@@ -208,7 +222,13 @@ func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 		}
 		return nil, apperr.Wrap(err, apperr.BadGateway, "the job queue cannot be reached; retry")
 	}
-	return w.wait(ctx, id, ch)
+	out, err := w.wait(ctx, job.Queue, id, ch)
+	if errors.Is(err, ErrLost) {
+		// The slot went with the job, or it is freed now rather than at
+		// the deadline.
+		w.releaseShare(context.WithoutCancel(ctx), job, id)
+	}
+	return out, err
 }
 
 // takeShare takes job id's slot of its workspace's share, until its
@@ -227,12 +247,14 @@ func (w *Waiter) releaseShare(ctx context.Context, job Job, id string) {
 	}
 }
 
-// wait returns the outcome of job id from its notification or, failing
-// that, its stored result.
-func (w *Waiter) wait(ctx context.Context, id string, ch <-chan []byte) (json.RawMessage, error) {
+// wait returns the outcome of job id (in queue) from its notification or,
+// failing that, its stored result; ErrLost when the job left the queue
+// with neither.
+func (w *Waiter) wait(ctx context.Context, queue, id string, ch <-chan []byte) (json.RawMessage, error) {
 	poll := pollMin
 	timer := time.NewTimer(poll)
 	defer timer.Stop()
+	nextLook := time.Now().Add(lostAfter)
 	for {
 		select {
 		case msg := <-ch:
@@ -240,10 +262,22 @@ func (w *Waiter) wait(ctx context.Context, id string, ch <-chan []byte) (json.Ra
 		case <-ctx.Done():
 			return nil, stopped(ctx)
 		case <-timer.C:
+			// A handler stores its outcome before asynq deletes its task:
+			// a task found gone before the result is read, with no result,
+			// is a job lost.
+			gone := false
+			if now := time.Now(); !now.Before(nextLook) {
+				nextLook = now.Add(lostAfter)
+				n, err := w.rc.Exists(ctx, taskKey(queue, id)).Result()
+				gone = err == nil && n == 0
+			}
 			msg, err := w.rc.Get(ctx, w.keys.result(id)).Bytes()
 			switch {
 			case err == nil:
 				return decode(msg)
+			case errors.Is(err, redis.Nil) && gone:
+				w.log.WarnContext(ctx, "jobwait: the job left the queue with no outcome", "task_id", id, "queue", queue)
+				return nil, ErrLost
 			case !errors.Is(err, redis.Nil) && ctx.Err() == nil:
 				w.log.WarnContext(ctx, "jobwait: poll failed", "task_id", id, "error", err.Error())
 			}
@@ -252,6 +286,11 @@ func (w *Waiter) wait(ctx context.Context, id string, ch <-chan []byte) (json.Ra
 		}
 	}
 }
+
+// taskKey is the hash asynq keeps a task in from its enqueue until it is
+// done (asynq's base.TaskKey; a job Do enqueues is kept no longer:
+// no Retention). TestALostJobIs503AtOnce fails if asynq moves it.
+func taskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
 
 func stopped(ctx context.Context) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {

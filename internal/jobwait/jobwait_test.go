@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,4 +232,67 @@ func TestShareBoundsAWorkspacesJobs(t *testing.T) {
 	require.JSONEq(t, `{"said":"patient"}`, string(got))
 	require.NoError(t, <-first)
 	require.Zero(t, env.Client.ZCard(ctx, key).Val(), "every job freed its slot when it ended")
+}
+
+// TestALostJobIs503AtOnce: a job that leaves the queue with no outcome (the
+// enqueue a failed-over Redis master acknowledged and its replica never
+// had, here deleted by hand) is a 503 about two seconds later, not a 504
+// at its deadline, and it frees its workspace's share slot; a job that
+// waits in the queue longer than that is not taken for lost (no worker
+// serves the queue) and ends at its deadline. A job found on the worker
+// side of the race (the task done, the outcome stored) answers its result.
+func TestALostJobIs503AtOnce(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	w := newWaiter(t, env)
+	w.Share = limit.NewShare(env.Client, env.Prefix, map[string]int{env.Queues.Lookup: 1}, 100*time.Millisecond)
+	insp := asynq.NewInspectorFromRedisClient(env.Client)
+	ctx := context.Background()
+	slots := env.Prefix + "sem:share:" + env.Queues.Lookup + ":ws-a"
+
+	// Pending past the lost check, then at its deadline: a 504.
+	deadline := time.Now().Add(3 * time.Second)
+	_, err := w.Do(ctx, jobwait.Job{Args: echoArgs{Say: "waits"}, Queue: env.Queues.Lookup, Deadline: deadline})
+	require.Equal(t, apperr.Timeout, apperr.CodeOf(err), "a job still queued is not lost: %v", err)
+	require.False(t, time.Now().Before(deadline))
+
+	// Deleted from the queue while its caller waits: a 503 within a few
+	// seconds of a 30 s deadline, and the slot is free.
+	lost := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := w.Do(ctx, jobwait.Job{Args: echoArgs{Say: "lost"}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(30 * time.Second), Workspace: "ws-a"})
+		lost <- err
+	}()
+	var id string
+	require.Eventually(t, func() bool {
+		tasks, _ := insp.ListPendingTasks(env.Queues.Lookup)
+		for _, ti := range tasks {
+			if strings.Contains(string(ti.Payload), `"lost"`) {
+				id = ti.ID
+			}
+		}
+		return id != ""
+	}, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, insp.DeleteTask(env.Queues.Lookup, id))
+	select {
+	case err := <-lost:
+		require.ErrorIs(t, err, jobwait.ErrLost)
+		require.Equal(t, 503, apperr.Status(apperr.CodeOf(err)))
+		require.Less(t, time.Since(start), 6*time.Second)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lost job's caller waited for its deadline")
+	}
+	require.Zero(t, env.Client.ZCard(ctx, slots).Val(), "the lost job's share slot is free")
+
+	// Done and answered, its task gone, its outcome stored: the result.
+	serve(t, env, func(ctx context.Context, task *asynq.Task) (json.RawMessage, error) {
+		time.Sleep(2500 * time.Millisecond) // past the first look for the task
+		return echo(ctx, task)
+	})
+	w2 := jobwait.NewWaiter(env.Client, env.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w2.Close() // no notification: the result is found by polling
+	got, err := w2.Do(ctx, jobwait.Job{Args: echoArgs{Say: "slow but there"}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(20 * time.Second)})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"said":"slow but there"}`, string(got))
 }
