@@ -49,9 +49,9 @@ const resultLinger = time.Minute
 const lostAfter = 2 * time.Second
 
 // ErrLost is the outcome of a job that left the queue with no outcome: the
-// Redis that held it lost it (a failover) or lost its outcome. The job may
-// have run.
-var ErrLost = apperr.New(apperr.Unavailable, "the job queue lost the job (a Redis failover); it may have run; retry")
+// Redis that held it lost it (a failover), or an operator deleted it from
+// the Queues page. The job may have run.
+var ErrLost = apperr.New(apperr.Unavailable, "the job left the queue with no outcome (a Redis failover, or an operator deleted it); it may have run; retry")
 
 // publishTimeout bounds publishing a result, which runs after the job's
 // context may have ended.
