@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/appruntime/appruntime/internal/apperr"
+	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/jobs"
 )
@@ -73,6 +75,14 @@ func (w *Worker) owedOnce(ctx context.Context, outboxID string, fn func() error)
 	return err
 }
 
+// ocrPassWait is the least a pass that waits its turn (ErrOCRPassWaits)
+// waits before it looks again.
+const ocrPassWait = 10 * time.Second
+
+// isFailure says whether a job's error counts as a failed try: a pass that
+// waits its turn has not tried.
+func isFailure(err error) bool { return err != nil && !errors.Is(err, capability.ErrOCRPassWaits) }
+
 // unretryable marks errors that a retry cannot fix (a malformed or missing
 // event, a refused destination) so asynq archives the job at once instead
 // of retrying it.
@@ -87,6 +97,11 @@ func unretryable(err error) error {
 // retryDelay is the backoff of failed jobs: a webhook delivery's own
 // schedule, asynq's default for every other kind.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if errors.Is(err, capability.ErrOCRPassWaits) {
+		// Its workspace's passes run for seconds to minutes: look again
+		// in 10 to 20 s.
+		return ocrPassWait + rand.N(ocrPassWait)
+	}
 	if t.Type() == (jobs.WebhookDelivery{}).Kind() {
 		// The attempt recorded its next time in Postgres; the job waits
 		// for that same time.

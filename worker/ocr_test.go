@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
 
 	"github.com/appruntime/appruntime/internal/capability"
 	"github.com/appruntime/appruntime/internal/document/documenttest"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/internal/outbox"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/testkit"
@@ -155,4 +157,60 @@ func uploadedScanIsOCRd(t *testing.T, st *store.Store, rd testkit.RedisEnv) {
 func mustQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestAnOCRPassPastItsWorkspacesShareWaitsItsTurn: an upload's OCR job
+// whose workspace runs its share of passes goes back to the queue's retry
+// set at once, without spending a try (asynq's retry count stays 0: the
+// worker's IsFailure), and runs once the share frees. On Postgres and
+// Redis, and on dev mode's SQLite and in-process Redis.
+func TestAnOCRPassPastItsWorkspacesShareWaitsItsTurn(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		ocrPassWaitsItsTurn(t, testkit.Schema(t), testkit.Redis(t))
+	})
+	t.Run("dev", func(t *testing.T) {
+		t.Parallel()
+		_, client := devRedis(t)
+		ocrPassWaitsItsTurn(t, testkit.SQLite(t), testkit.RedisOn(client))
+	})
+}
+
+func ocrPassWaitsItsTurn(t *testing.T, st *store.Store, rd testkit.RedisEnv) {
+	ctx := context.Background()
+	cfg := testkit.Config(testkit.DatabaseURL(), testkit.RedisURL())
+	cfg.Tools.DocumentRenderShare = 1
+	p := newPlatformWith(t, cfg, st, rd)
+	db := p.Store.DB
+	tn := testkit.NewTenant(t, db)
+	task := models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput}
+	require.NoError(t, db.Create(&task).Error)
+	held, err := limit.NewSemaphore(rd.Client, rd.Prefix, "ocr_pass", 1, time.Minute).Acquire(ctx, tn.Workspace.ID)
+	require.NoError(t, err)
+	_, err = p.Files.Upload(ctx, task.ID, "two.pdf", "", bytes.NewReader(documenttest.PDF("one", "two")))
+	require.NoError(t, err)
+	var row models.Outbox
+	require.NoError(t, db.Where("kind = ?", outbox.KindOCR).Take(&row).Error)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- worker.New(p.WorkerServices()).Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	insp := asynq.NewInspectorFromRedisClient(rd.Client)
+	var waiting *asynq.TaskInfo
+	require.Eventually(t, func() bool {
+		waiting, _ = insp.GetTaskInfo(rd.Queues.Extract, row.ID)
+		return waiting != nil && waiting.State == asynq.TaskStateRetry
+	}, 30*time.Second, 50*time.Millisecond, "the pass went back to wait its turn")
+	require.Zero(t, waiting.Retried, "waiting its turn is not a try")
+	require.Contains(t, waiting.LastErr, "waits its turn")
+	var r models.Outbox
+	require.NoError(t, db.Where("id = ?", row.ID).Take(&r).Error)
+	require.Nil(t, r.DoneAt, "the pass is still owed")
+
+	held()
+	require.NoError(t, insp.RunTask(rd.Queues.Extract, row.ID))
+	require.Eventually(t, func() bool {
+		return db.Where("id = ?", row.ID).Take(&r).Error == nil && r.DoneAt != nil
+	}, 30*time.Second, 50*time.Millisecond, "the pass ran once the share freed")
 }

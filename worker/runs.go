@@ -28,14 +28,20 @@ func (w *Worker) registerRuns() {
 		w.muxes[q].Handle(jobs.RunTool{}.Kind(), h)
 	}
 	// An upload's OCR pass, with asynq's retries: each goes on where the
-	// last stopped (capability.Service.OCRFile).
+	// last stopped (capability.Service.OCRFile). A pass whose workspace
+	// runs its share of passes waits its turn (ErrOCRPassWaits: retried,
+	// not counted as a try), except on its last try.
 	if w.Documents != nil {
 		w.muxes[w.Queues.Extract].HandleFunc(jobs.OCRFile{}.Kind(), func(ctx context.Context, t *asynq.Task) error {
 			args, err := jobs.Decode[jobs.OCRFile](t)
 			if err != nil {
 				return err
 			}
-			return w.owedOnce(ctx, args.OutboxID, func() error { return unretryable(w.Documents.OCROutbox(ctx, args.OutboxID)) })
+			retried, _ := asynq.GetRetryCount(ctx)
+			maxRetry, _ := asynq.GetMaxRetry(ctx)
+			return w.owedOnce(ctx, args.OutboxID, func() error {
+				return unretryable(w.Documents.OCROutbox(ctx, args.OutboxID, retried < maxRetry))
+			})
 		})
 	}
 	// Producers run with asynq's retries: the last attempt settles the

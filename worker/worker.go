@@ -149,9 +149,13 @@ func (w *Worker) Run(ctx context.Context) error {
 				Queues:            map[string]int{q: 1},
 				ShutdownTimeout:   w.ShutdownTimeout,
 				RetryDelayFunc:    retryDelay,
+				IsFailure:         isFailure,
 				Logger:            logger,
 				LogLevel:          asynq.WarnLevel,
 				ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+					if !isFailure(err) {
+						return
+					}
 					w.Log.WarnContext(jobContext(ctx, t), "job failed", "error", err.Error())
 				}),
 			})

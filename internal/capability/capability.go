@@ -46,6 +46,7 @@ type Service struct {
 	blobs      storage.Store
 	images     singleflight.Group
 	gate       *limit.WorkGate
+	ocrPasses  *limit.Semaphore
 }
 
 // Options configure a Service.
@@ -71,6 +72,9 @@ type Options struct {
 	// Gate admits each page rendering and OCR run (gate.go); nil runs
 	// them unbounded but by their own budgets.
 	Gate *limit.WorkGate
+	// OCRPasses bounds the OCR passes from the queue one workspace runs at
+	// once, fleet-wide (OCROutbox); nil bounds none.
+	OCRPasses *limit.Semaphore
 }
 
 // DefaultPoll is how often a get_translation waiting for a translation
@@ -79,7 +83,7 @@ const DefaultPoll = 100 * time.Millisecond
 
 // New returns a Service.
 func New(o Options) *Service {
-	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix, blobs: o.Blobs, gate: o.Gate}
+	s := &Service{st: o.Store, files: o.Files, translator: o.Translator, now: o.Now, poll: o.Poll, redis: o.Redis, keyPrefix: o.KeyPrefix, blobs: o.Blobs, gate: o.Gate, ocrPasses: o.OCRPasses}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -25,18 +25,26 @@ func (s *Service) gated(ctx context.Context, f models.File) (context.Context, er
 	if s.gate == nil {
 		return ctx, nil
 	}
-	var ws []string
-	err := s.st.DB.WithContext(ctx).Model(&models.Task{}).Where("id = ?", f.TaskID).Limit(1).Pluck("workspace_id", &ws).Error
+	workspace, err := s.workspaceOf(ctx, f)
 	if err != nil {
-		return nil, fmt.Errorf("capability: workspace of task %s: %w", f.TaskID, err)
+		return nil, err
 	}
-	if len(ws) == 0 {
-		return nil, apperr.NotFoundf("task %q not found", f.TaskID)
-	}
-	workspace := ws[0]
 	return document.WithAdmission(ctx, func(ctx context.Context, work time.Duration) (func(), error) {
 		return s.gate.Acquire(ctx, workspace, work)
 	}), nil
+}
+
+// workspaceOf is the workspace of f's task.
+func (s *Service) workspaceOf(ctx context.Context, f models.File) (string, error) {
+	var ws []string
+	err := s.st.DB.WithContext(ctx).Model(&models.Task{}).Where("id = ?", f.TaskID).Limit(1).Pluck("workspace_id", &ws).Error
+	if err != nil {
+		return "", fmt.Errorf("capability: workspace of task %s: %w", f.TaskID, err)
+	}
+	if len(ws) == 0 {
+		return "", apperr.NotFoundf("task %q not found", f.TaskID)
+	}
+	return ws[0], nil
 }
 
 // deadline bounds one computation of a page's text or image: a scanned

@@ -11,6 +11,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/document"
+	"github.com/appruntime/appruntime/internal/limit"
 	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
@@ -60,9 +61,23 @@ func pageTextKey(f models.File, page int) string {
 
 func ocrKey(f models.File) string { return "pages/" + f.TaskID + "/" + f.ID + "/ocr.json" }
 
+// ErrOCRPassWaits is OCROutbox's answer when the file's workspace runs as
+// many OCR passes from the queue as it may (Options.OCRPasses): the job
+// goes back to wait its turn, not counted as a failed try (the worker's
+// asynq IsFailure), having held a worker's slot for a few milliseconds
+// rather than for its pages. So a workspace that uploads a flood of scans
+// holds at most its share of the extract queue's workers, and the jobs of
+// other workspaces queued behind its flood (their extraction /runs, their
+// uploads' passes) are not held up by it
+// (docs/architecture.md#15-page-images-and-ocr-poppler-and-tesseract-in-a-sandbox).
+var ErrOCRPassWaits = errors.New("capability: the workspace runs as many OCR passes as it may; this one waits its turn")
+
 // OCROutbox runs the OCR pass of outbox row outboxID's file (the worker's
-// ocr_file job). A row or file that no longer exists is done.
-func (s *Service) OCROutbox(ctx context.Context, outboxID string) error {
+// ocr_file job). A row or file that no longer exists is done. The pass
+// takes one of its workspace's OCR pass slots without waiting; when none
+// is free it answers ErrOCRPassWaits, unless mayWait is false (the job's
+// last try), when it runs anyway.
+func (s *Service) OCROutbox(ctx context.Context, outboxID string, mayWait bool) error {
 	var row models.Outbox
 	err := s.st.DB.WithContext(ctx).Where("id = ?", outboxID).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -81,6 +96,20 @@ func (s *Service) OCROutbox(ctx context.Context, outboxID string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if s.ocrPasses != nil && mayWait && document.HasPageImages(f.ContentType) {
+		workspace, err := s.workspaceOf(ctx, f)
+		if err != nil {
+			return err
+		}
+		release, err := s.ocrPasses.Acquire(ctx, workspace)
+		if errors.Is(err, limit.ErrSlotsTaken) {
+			return fmt.Errorf("%w: %w", ErrOCRPassWaits, err)
+		}
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	_, err = s.OCRFile(ctx, f)
 	return err

@@ -40,11 +40,7 @@ func TestAnOCRPassHoldsItsWorkspacesShareAndRecordsHostilePages(t *testing.T) {
 	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix, Blobs: blobs, Gate: gate})
 	ctx := context.Background()
 
-	var task models.Task
-	require.NoError(t, st.DB.Take(&task, "id = ?", f.task).Error)
-	quiet := testkit.NewTenant(t, st.DB)
-	quietTask := models.Task{ID: models.NewID(), WorkspaceID: quiet.Workspace.ID, AgentID: quiet.Agent.ID, Status: models.TaskWaitingForInput}
-	require.NoError(t, st.DB.Create(&quietTask).Error)
+	task, quietTask := twoWorkspaces(t, f)
 	flood := f.upload(t, f.task, "flood.png", documenttest.ScanPNG("FLOOD 1"))
 	mine := f.upload(t, quietTask.ID, "mine.png", documenttest.ScanPNG("QUIET 2024"))
 	bomb := f.upload(t, f.task, "bomb.pdf", documenttest.PDFBomb(20<<20, 1)) // past a page's budget, within a document's
@@ -76,6 +72,17 @@ func TestAnOCRPassHoldsItsWorkspacesShareAndRecordsHostilePages(t *testing.T) {
 	require.NoError(t, err, "kept: the file is not read again")
 	require.Equal(t, []int{1}, res.OCRPages)
 	require.Contains(t, text[0].Text, "FLOOD")
+}
+
+// twoWorkspaces returns the fixture's task and a task of another
+// workspace.
+func twoWorkspaces(t *testing.T, f *fixture) (mine, other models.Task) {
+	t.Helper()
+	require.NoError(t, f.st.DB.Take(&mine, "id = ?", f.task).Error)
+	tn := testkit.NewTenant(t, f.st.DB)
+	other = models.Task{ID: models.NewID(), WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Status: models.TaskWaitingForInput}
+	require.NoError(t, f.st.DB.Create(&other).Error)
+	return mine, other
 }
 
 // countingStore counts the reads of one key.
@@ -111,4 +118,43 @@ func TestAnOCRPassReadsTheFileOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, capability.OCRResult{Pages: 4, OCRPages: []int{}}, res, "text layers: nothing to OCR")
 	require.EqualValues(t, 1, blobs.reads.Load())
+}
+
+// TestAQueuedOCRPassWaitsItsTurnPastItsWorkspacesShare: while a workspace
+// runs its share of OCR passes from the queue, its next pass answers
+// ErrOCRPassWaits at once (its job waits its turn without holding a
+// worker), and another workspace's pass runs; on its job's last try the
+// pass runs anyway; a pass that ran frees its slot.
+func TestAQueuedOCRPassWaitsItsTurnPastItsWorkspacesShare(t *testing.T) {
+	t.Parallel()
+	st := testkit.Schema(t)
+	rd := testkit.Redis(t)
+	f := newFixture(t, st)
+	passes := limit.NewSemaphore(rd.Client, rd.Prefix, "ocr_pass", 1, time.Minute)
+	caps := capability.New(capability.Options{Store: st, Files: f.files, Redis: rd.Client, KeyPrefix: rd.Prefix, Blobs: f.blobs, OCRPasses: passes})
+	ctx := context.Background()
+
+	task, quietTask := twoWorkspaces(t, f)
+	owed := func(file models.File) string {
+		var row models.Outbox
+		require.NoError(t, st.DB.Where("kind = ? AND payload::text LIKE ?", "ocr_file", "%"+file.ID+"%").Take(&row).Error)
+		return row.ID
+	}
+	flood := owed(f.upload(t, f.task, "flood.pdf", documenttest.PDF("one", "two")))
+	mine := owed(f.upload(t, quietTask.ID, "mine.pdf", documenttest.PDF("quiet")))
+
+	held, err := passes.Acquire(ctx, task.WorkspaceID)
+	require.NoError(t, err)
+	start := time.Now()
+	err = caps.OCROutbox(ctx, flood, true)
+	require.ErrorIs(t, err, capability.ErrOCRPassWaits)
+	require.Less(t, time.Since(start), time.Second, "it waits for nothing")
+	t.Logf("a pass that waits its turn answered in %s", time.Since(start))
+	require.NoError(t, caps.OCROutbox(ctx, mine, true), "another workspace's pass runs")
+	require.NoError(t, caps.OCROutbox(ctx, flood, false), "on its last try the pass runs anyway")
+
+	held()
+	again := owed(f.upload(t, f.task, "again.pdf", documenttest.PDF("three")))
+	require.NoError(t, caps.OCROutbox(ctx, again, true))
+	require.Zero(t, rd.Client.ZCard(ctx, rd.Prefix+"sem:ocr_pass:"+task.WorkspaceID).Val(), "a pass that ran freed its slot")
 }

@@ -398,13 +398,22 @@ func (p *Platform) buildFiles() error {
 		engine = translate.NewLibreTranslate(o.Config.Tools.TranslateURL, o.Config.Tools.TranslateAPIKey, o.Config.OutboundAllow)
 	}
 	document.SetOCRLanguages(o.Config.Tools.OCRLanguages)
-	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix, Blobs: p.Storage, Gate: p.documentGate()})
+	gate, share := p.documentGate()
+	var passes *limit.Semaphore
+	if o.Redis != nil {
+		// A workspace runs as many OCR passes from the queue at once as
+		// it may run page readers: a pass reads one page at a time.
+		passes = limit.NewSemaphore(o.Redis, o.KeyPrefix, "ocr_pass", share, jobs.ExtractDeadline)
+	}
+	p.Capabilities = capability.New(capability.Options{Store: o.Store, Files: p.Files, Translator: engine, Redis: o.Redis, KeyPrefix: o.KeyPrefix,
+		Blobs: p.Storage, Gate: gate, OCRPasses: passes})
 	return nil
 }
 
-// documentGate is the gate of page renderings and OCR runs (DOCUMENT_RENDER_*);
-// a configuration built in code that leaves them zero gets their defaults.
-func (p *Platform) documentGate() *limit.WorkGate {
+// documentGate is the gate of page renderings and OCR runs (DOCUMENT_RENDER_*)
+// and one workspace's share of it; a configuration built in code that
+// leaves them zero gets their defaults.
+func (p *Platform) documentGate() (*limit.WorkGate, int) {
 	o, t := p.Options, p.Options.Config.Tools
 	if t.DocumentRenderConcurrency <= 0 {
 		t.DocumentRenderConcurrency = goruntime.NumCPU()
@@ -421,7 +430,7 @@ func (p *Platform) documentGate() *limit.WorkGate {
 		What: "page renderings", Redis: o.Redis, KeyPrefix: o.KeyPrefix, Process: t.DocumentRenderConcurrency,
 		Share: t.DocumentRenderShare, Wait: t.DocumentRenderWait, Observe: observe,
 	})
-	return gate
+	return gate, t.DocumentRenderShare
 }
 
 // buildMetrics builds the registry with every scrape-time source: the
