@@ -14,7 +14,9 @@ import (
 // TestRunOutlivesAKilledWorker: a /run whose worker is killed with SIGKILL
 // while the script runs. What the design promises (docs/operators.md#run-on-the-worker-fleet):
 //   - the API still answers at the run's deadline, with 504: it waits on
-//     its own clock, not on the worker;
+//     its own clock, not on the worker (a deadline past the dead worker's
+//     30 s lease would be answered 503 once the recoverer archives the
+//     job, jobwait.ErrLost; this one is 8 s);
 //   - the sandbox dies with its worker (bwrap --die-with-parent), so no
 //     script outlives the process that ran it;
 //   - the job is never run again: /run enqueues without retries, so when a

@@ -6,6 +6,7 @@
 // a context cancelled at that same deadline and publishes the outcome once.
 //
 // Past the deadline the caller gets a 504 (apperr.Timeout); a queue that
-// cannot be reached at enqueue is a 502 (apperr.BadGateway); a job the queue
-// lost (a Redis failover) is a 503 (ErrLost) within about two seconds.
+// cannot be reached at enqueue is a 502 (apperr.BadGateway); a job that
+// ended with no outcome (lost in a Redis failover, archived after its
+// worker died) is a 503 (ErrLost) within about two seconds of it.
 package jobwait

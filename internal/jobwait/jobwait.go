@@ -41,17 +41,20 @@ const (
 const resultLinger = time.Minute
 
 // A waiter that has heard nothing for lostAfter looks, every lostAfter, for
-// its job in the queue: a job that is neither there nor answered was lost
-// (an enqueue the Redis master acknowledged and a failover dropped before
-// its replica had it), and the caller hears a 503 at once rather than a 504
-// at a deadline that can be minutes away
+// its job in the queue: a job that is not there, or archived, with no
+// outcome stored, will never answer (an enqueue the Redis master
+// acknowledged and a failover dropped before its replica had it; a job
+// whose worker died, archived by asynq's recoverer once its lease
+// expired), and the caller hears a 503 then rather than a 504 at a
+// deadline that can be minutes away
 // (docs/operators.md#redis-sentinel-and-cluster).
 const lostAfter = 2 * time.Second
 
-// ErrLost is the outcome of a job that left the queue with no outcome: the
-// Redis that held it lost it (a failover), or an operator deleted it from
-// the Queues page. The job may have run.
-var ErrLost = apperr.New(apperr.Unavailable, "the job left the queue with no outcome (a Redis failover, or an operator deleted it); it may have run; retry")
+// ErrLost is the outcome of a job that ended with no outcome: the Redis
+// that held it lost it (a failover), its worker died (asynq archived it),
+// or an operator deleted or archived it on the Queues page. The job may
+// have run.
+var ErrLost = apperr.New(apperr.Unavailable, "the job ended with no outcome (a Redis failover, a worker that stopped, or an operator); it may have run; retry")
 
 // publishTimeout bounds publishing a result, which runs after the job's
 // context may have ended.
@@ -262,21 +265,21 @@ func (w *Waiter) wait(ctx context.Context, queue, id string, ch <-chan []byte) (
 		case <-ctx.Done():
 			return nil, stopped(ctx)
 		case <-timer.C:
-			// A handler stores its outcome before asynq deletes its task:
-			// a task found gone before the result is read, with no result,
-			// is a job lost.
+			// A handler stores its outcome before asynq deletes or
+			// archives its task: a task found gone or archived before the
+			// result is read, with no result, is a job lost.
 			gone := false
 			if now := time.Now(); !now.Before(nextLook) {
 				nextLook = now.Add(lostAfter)
-				n, err := w.rc.Exists(ctx, taskKey(queue, id)).Result()
-				gone = err == nil && n == 0
+				state, err := w.rc.HGet(ctx, taskKey(queue, id), "state").Result()
+				gone = errors.Is(err, redis.Nil) || (err == nil && state == "archived")
 			}
 			msg, err := w.rc.Get(ctx, w.keys.result(id)).Bytes()
 			switch {
 			case err == nil:
 				return decode(msg)
 			case errors.Is(err, redis.Nil) && gone:
-				w.log.WarnContext(ctx, "jobwait: the job left the queue with no outcome", "task_id", id, "queue", queue)
+				w.log.WarnContext(ctx, "jobwait: the job ended with no outcome", "task_id", id, "queue", queue)
 				return nil, ErrLost
 			case !errors.Is(err, redis.Nil) && ctx.Err() == nil:
 				w.log.WarnContext(ctx, "jobwait: poll failed", "task_id", id, "error", err.Error())
@@ -289,7 +292,8 @@ func (w *Waiter) wait(ctx context.Context, queue, id string, ch <-chan []byte) (
 
 // taskKey is the hash asynq keeps a task in from its enqueue until it is
 // done (asynq's base.TaskKey; a job Do enqueues is kept no longer:
-// no Retention). TestALostJobIs503AtOnce fails if asynq moves it.
+// no Retention), its "state" field "archived" once archived.
+// TestALostJobIs503AtOnce fails if asynq moves either.
 func taskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
 
 func stopped(ctx context.Context) error {

@@ -234,13 +234,16 @@ func TestShareBoundsAWorkspacesJobs(t *testing.T) {
 	require.Zero(t, env.Client.ZCard(ctx, key).Val(), "every job freed its slot when it ended")
 }
 
-// TestALostJobIs503AtOnce: a job that leaves the queue with no outcome (the
-// enqueue a failed-over Redis master acknowledged and its replica never
-// had, here deleted by hand) is a 503 about two seconds later, not a 504
-// at its deadline, and it frees its workspace's share slot; a job that
-// waits in the queue longer than that is not taken for lost (no worker
-// serves the queue) and ends at its deadline. A job found on the worker
-// side of the race (the task done, the outcome stored) answers its result.
+// TestALostJobIs503AtOnce: a job that ends with no outcome is a 503 about
+// two seconds later, not a 504 at its deadline, and it frees its
+// workspace's share slot: one that leaves the queue (the enqueue a
+// failed-over Redis master acknowledged and its replica never had, here
+// deleted by hand) and one archived (as asynq's recoverer archives the job
+// of a worker that died, here by hand). A job that waits in the queue
+// longer than that is not taken for lost (no worker serves the queue) and
+// ends at its deadline. A job done or archived with its outcome stored
+// (slow, so that the waiter looks for its task while it runs) answers that
+// outcome.
 func TestALostJobIs503AtOnce(t *testing.T) {
 	t.Parallel()
 	env := testkit.Redis(t)
@@ -256,43 +259,62 @@ func TestALostJobIs503AtOnce(t *testing.T) {
 	require.Equal(t, apperr.Timeout, apperr.CodeOf(err), "a job still queued is not lost: %v", err)
 	require.False(t, time.Now().Before(deadline))
 
-	// Deleted from the queue while its caller waits: a 503 within a few
-	// seconds of a 30 s deadline, and the slot is free.
-	lost := make(chan error, 1)
-	start := time.Now()
-	go func() {
-		_, err := w.Do(ctx, jobwait.Job{Args: echoArgs{Say: "lost"}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(30 * time.Second), Workspace: "ws-a"})
-		lost <- err
-	}()
-	var id string
-	require.Eventually(t, func() bool {
-		tasks, _ := insp.ListPendingTasks(env.Queues.Lookup)
-		for _, ti := range tasks {
-			if strings.Contains(string(ti.Payload), `"lost"`) {
-				id = ti.ID
+	// Ended while its caller waits: a 503 within a few seconds of a 30 s
+	// deadline, and the slot is free.
+	for how, end := range map[string]func(queue, id string) error{"deleted": insp.DeleteTask, "archived": insp.ArchiveTask} {
+		lost := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := w.Do(ctx, jobwait.Job{Args: echoArgs{Say: how}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(30 * time.Second), Workspace: "ws-a"})
+			lost <- err
+		}()
+		var id string
+		require.Eventually(t, func() bool {
+			tasks, _ := insp.ListPendingTasks(env.Queues.Lookup)
+			for _, ti := range tasks {
+				if strings.Contains(string(ti.Payload), `"`+how+`"`) {
+					id = ti.ID
+				}
 			}
+			return id != ""
+		}, 5*time.Second, 10*time.Millisecond)
+		require.NoError(t, end(env.Queues.Lookup, id))
+		select {
+		case err := <-lost:
+			require.ErrorIs(t, err, jobwait.ErrLost, how)
+			require.Equal(t, 503, apperr.Status(apperr.CodeOf(err)))
+			require.Less(t, time.Since(start), 6*time.Second, how)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the caller of a job %s waited for its deadline", how)
 		}
-		return id != ""
-	}, 5*time.Second, 10*time.Millisecond)
-	require.NoError(t, insp.DeleteTask(env.Queues.Lookup, id))
-	select {
-	case err := <-lost:
-		require.ErrorIs(t, err, jobwait.ErrLost)
-		require.Equal(t, 503, apperr.Status(apperr.CodeOf(err)))
-		require.Less(t, time.Since(start), 6*time.Second)
-	case <-time.After(10 * time.Second):
-		t.Fatal("a lost job's caller waited for its deadline")
+		require.Zero(t, env.Client.ZCard(ctx, slots).Val(), "the %s job's share slot is free", how)
 	}
-	require.Zero(t, env.Client.ZCard(ctx, slots).Val(), "the lost job's share slot is free")
 
-	// Done and answered, its task gone, its outcome stored: the result.
+	// Done, its task gone, or failed, its task archived, each with its
+	// outcome stored: that outcome.
 	serve(t, env, func(ctx context.Context, task *asynq.Task) (json.RawMessage, error) {
 		time.Sleep(2500 * time.Millisecond) // past the first look for the task
+		var a echoArgs
+		if err := json.Unmarshal(task.Payload(), &a); err == nil && a.Say == "broken" {
+			return nil, errors.New("the tool broke") // an internal error: the task is archived
+		}
 		return echo(ctx, task)
 	})
 	w2 := jobwait.NewWaiter(env.Client, env.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	w2.Close() // no notification: the result is found by polling
+	w2.Close() // no notification: the outcome is found by polling
 	got, err := w2.Do(ctx, jobwait.Job{Args: echoArgs{Say: "slow but there"}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(20 * time.Second)})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"said":"slow but there"}`, string(got))
+	_, err = w2.Do(ctx, jobwait.Job{Args: echoArgs{Say: "broken"}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(20 * time.Second)})
+	require.NotErrorIs(t, err, jobwait.ErrLost)
+	require.Equal(t, apperr.Internal, apperr.CodeOf(err), "%v", err)
+	require.Eventually(t, func() bool {
+		archived, _ := insp.ListArchivedTasks(env.Queues.Lookup)
+		for _, ti := range archived {
+			if strings.Contains(string(ti.Payload), `"broken"`) {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 20*time.Millisecond, "the failed job's task is archived")
 }
