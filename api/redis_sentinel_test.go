@@ -23,7 +23,8 @@ import (
 // with Retry-After (a /run's enqueue that finds no master: seed 000's 502
 // for a broker that cannot be reached; a /run whose job went with the
 // master: a 503 within seconds, jobwait.ErrLost; one whose outcome went
-// with it: its 504 at the deadline), never a 500; every acknowledged write has its row and
+// with it: that 503 once its task is gone or archived, or its 504 at the
+// deadline), never a 500; every acknowledged write has its row and
 // feed event, a refused one wrote nothing; every await is released exactly
 // once (one resume event each), the refused approvals on their retry; every
 // answered /run ran once and no /run ran twice (the translator counts).
@@ -39,10 +40,12 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 			engine, withEngine := newCountingTranslator(t)
 			f := newRuntimeFixtureOn(t, testkit.RedisOn(client), withEngine)
 			generousRate(f.api)
-			// A /run whose outcome went with the old master is answered
-			// 504 at its deadline: 60 s for a translation, longer than the
-			// window below. Runs are in flight at every moment (a run
-			// waits up to asynq's 1 s poll), so on a loaded machine all
+			// A /run whose outcome went with the old master, its task
+			// still active on the new one, is answered when asynq's
+			// recoverer archives the task (its lease expired: 30 to 90 s)
+			// or at its deadline (60 s for a translation): either can be
+			// past the window below. Runs are in flight at every moment (a
+			// run waits up to asynq's 1 s poll), so on a loaded machine all
 			// three runners can lose theirs at once; a short deadline ends
 			// those waits within the window.
 			f.api.P.Runtime.RunDeadlineFunc = func(string) time.Duration { return runDeadline }
