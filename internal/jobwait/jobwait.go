@@ -90,6 +90,7 @@ func (k keys) idOf(channel string) string {
 type Waiter struct {
 	rc     redis.UniversalClient
 	client *asynq.Client
+	insp   *asynq.Inspector
 	keys   keys
 	log    *slog.Logger
 
@@ -108,7 +109,7 @@ type Waiter struct {
 // keyPrefix (the Handler's must be the same). Close stops it.
 func NewWaiter(rc redis.UniversalClient, keyPrefix string, log *slog.Logger) *Waiter {
 	return &Waiter{
-		rc: rc, client: asynq.NewClientFromRedisClient(rc), keys: keys(keyPrefix), log: log,
+		rc: rc, client: asynq.NewClientFromRedisClient(rc), insp: asynq.NewInspectorFromRedisClient(rc), keys: keys(keyPrefix), log: log,
 		waiting: map[string]chan []byte{}, done: make(chan struct{}),
 	}
 }
@@ -272,7 +273,7 @@ func (w *Waiter) wait(ctx context.Context, queue, id string, ch <-chan []byte) (
 			if now := time.Now(); !now.Before(nextLook) {
 				nextLook = now.Add(lostAfter)
 				state, err := w.rc.HGet(ctx, taskKey(queue, id), "state").Result()
-				gone = errors.Is(err, redis.Nil) || (err == nil && state == "archived")
+				gone = errors.Is(err, redis.Nil) || (err == nil && state == "archived" && w.archivedUnanswered(queue, id))
 			}
 			msg, err := w.rc.Get(ctx, w.keys.result(id)).Bytes()
 			switch {
@@ -288,6 +289,22 @@ func (w *Waiter) wait(ctx context.Context, queue, id string, ch <-chan []byte) (
 			timer.Reset(poll)
 		}
 	}
+}
+
+// archivedUnanswered says whether archived task id ended without its
+// handler: never run (an operator's Archive), or run by a worker that died
+// (the recoverer's "task lease expired"). asynq archives a task whose
+// context ended (an operator's Cancel, asynq's own deadline) without
+// waiting for its handler, which is about to store its outcome
+// (ErrCanceled): such a task is not taken for lost. Called only for an
+// archived task, which is rare: its last error is in the task's encoded
+// message, read through the inspector.
+func (w *Waiter) archivedUnanswered(queue, id string) bool {
+	ti, err := w.insp.GetTaskInfo(queue, id)
+	if err != nil {
+		return false
+	}
+	return ti.LastErr != context.Canceled.Error() && ti.LastErr != context.DeadlineExceeded.Error()
 }
 
 // taskKey is the hash asynq keeps a task in from its enqueue until it is

@@ -318,3 +318,41 @@ func TestALostJobIs503AtOnce(t *testing.T) {
 		return false
 	}, 5*time.Second, 20*time.Millisecond, "the failed job's task is archived")
 }
+
+// TestACancelledJobIsNotTakenForLost: asynq archives a job whose context an
+// operator cancelled without waiting for its handler, which stores
+// ErrCanceled when it returns (here 2.5 s later, past the waiter's look at
+// the archived task): the caller hears that 409, not ErrLost.
+func TestACancelledJobIsNotTakenForLost(t *testing.T) {
+	t.Parallel()
+	env := testkit.Redis(t)
+	running := make(chan string, 1)
+	serve(t, env, func(ctx context.Context, _ *asynq.Task) (json.RawMessage, error) {
+		id, _ := asynq.GetTaskID(ctx)
+		running <- id
+		<-ctx.Done()
+		time.Sleep(2500 * time.Millisecond) // a handler slow to stop
+		return nil, ctx.Err()
+	})
+	w := newWaiter(t, env)
+	insp := asynq.NewInspectorFromRedisClient(env.Client)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := w.Do(context.Background(), jobwait.Job{Args: echoArgs{}, Queue: env.Queues.Lookup, Deadline: time.Now().Add(30 * time.Second)})
+		answered <- err
+	}()
+	id := <-running
+	require.NoError(t, insp.CancelProcessing(id))
+	require.Eventually(t, func() bool {
+		ti, err := insp.GetTaskInfo(env.Queues.Lookup, id)
+		return err == nil && ti.State == asynq.TaskStateArchived
+	}, 5*time.Second, 10*time.Millisecond, "asynq archives a cancelled job at once")
+	select {
+	case err := <-answered:
+		require.NotErrorIs(t, err, jobwait.ErrLost)
+		require.Equal(t, apperr.Conflict, apperr.CodeOf(err), "%v", err)
+		require.Contains(t, err.Error(), "cancelled by an operator")
+	case <-time.After(15 * time.Second):
+		t.Fatal("the caller of a cancelled job was not answered")
+	}
+}
