@@ -190,6 +190,15 @@ func TestEachVerbCostsItsCountedRoundTrips(t *testing.T) {
 	}
 	const moved = "the counted costs per request moved: a change that adds a round trip fails here: say why in docs/performance.md#counted-costs and update the table there and countedCosts"
 	for name, c := range got {
-		require.Equal(t, countedCosts[name], c, "%s: %s; one request's platform statements:\n%s", name, moved, strings.Join(ran[name], "\n"))
+		want := countedCosts[name]
+		if name == "write" {
+			// The most a write costs: on a loaded machine a completion can
+			// still find the one before it queued and share its statements
+			// (a full run counted 59 over 20 writes once), never add one.
+			require.LessOrEqual(t, c.PlatformStatements, want.PlatformStatements, "%s: %s", name, moved)
+			require.GreaterOrEqual(t, c.PlatformStatements, want.PlatformStatements-0.1, "%s: the writes shared more statements than timing explains", name)
+			c.PlatformStatements = want.PlatformStatements
+		}
+		require.Equal(t, want, c, "%s: %s; one request's platform statements:\n%s", name, moved, strings.Join(ran[name], "\n"))
 	}
 }
