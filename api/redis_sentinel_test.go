@@ -21,7 +21,7 @@ import (
 // over (SENTINEL FAILOVER) or killed with SIGKILL. No process is
 // restarted: after the window the stream goes on. Every refusal is a 503
 // with Retry-After (a /run's enqueue that finds no master: seed 000's 502
-// for a broker that cannot be reached; a /run whose job went with the
+// for a broker that cannot be reached, with Retry-After too; a /run whose job went with the
 // master: a 503 within seconds, jobwait.ErrLost; one whose outcome went
 // with it: that 503 once its task is gone or archived, or its 504 at the
 // deadline), never a 500; every acknowledged write has its row and
@@ -81,9 +81,10 @@ func TestWritesAndApprovalsRideASentinelFailover(t *testing.T) {
 					return true
 				case r.Status == 503 && r.Header.Get("Retry-After") != "":
 					lastFail = time.Now()
-				case r.Status == 502 && strings.HasPrefix(what, "runop") && strings.Contains(string(r.Raw), "the job queue cannot be reached"):
+				case r.Status == 502 && strings.HasPrefix(what, "runop") && strings.Contains(string(r.Raw), "the job queue cannot be reached") && r.Header.Get("Retry-After") != "":
 					// Seed 000: a broker that cannot be reached is 502 (a
-					// /run's enqueue while no master answers); retryable.
+					// /run's enqueue while no master answers), told to
+					// retry.
 					lastFail = time.Now()
 				case r.Status == 504 && strings.HasPrefix(what, "runop"):
 					// A job enqueued on the master just before it went

@@ -34,8 +34,10 @@ func newStats() *stats { return &stats{verbs: map[string]*verbStats{}} }
 
 // add records one answer. A 5xx counts toward soak_5xx unless it is a 503
 // with Retry-After (a refusal the client is told to retry: a failover's or
-// a restart's window) or the 504 of a /run or an agent tool call (its
-// documented answer when the job outlasts the wait).
+// a restart's window), the 502 with Retry-After of a /run or an agent tool
+// call whose enqueue found no master (seed 000's answer for a broker that
+// cannot be reached, told to retry as well), or the 504 of a /run or an
+// agent tool call (its documented answer when the job outlasts the wait).
 func (s *stats) add(verb string, status int, h http.Header, raw []byte, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,10 +66,17 @@ func counts5xx(verb string, status int, h http.Header) bool {
 		return false
 	case status == 503 && h.Get("Retry-After") != "":
 		return false
-	case status == 504 && (strings.HasPrefix(verb, "run") || strings.HasPrefix(verb, "tool-call")):
+	case status == 502 && h.Get("Retry-After") != "" && queued(verb):
+		return false
+	case status == 504 && queued(verb):
 		return false
 	}
 	return true
+}
+
+// queued says whether verb's answer waits on a job the worker runs.
+func queued(verb string) bool {
+	return strings.HasPrefix(verb, "run") || strings.HasPrefix(verb, "tool-call")
 }
 
 // table prints requests by verb and status and p50/p99 per verb.

@@ -60,6 +60,10 @@ var ErrLost = apperr.New(apperr.Unavailable, "the job ended with no outcome (a R
 // context may have ended.
 const publishTimeout = 2 * time.Second
 
+// enqueueRetryAfter is the Retry-After of the 502 a refused enqueue
+// answers, as long as a 503's (web.UnavailableRetryAfter).
+const enqueueRetryAfter = 2 * time.Second
+
 // outcome is what a job publishes: its result, or its error's code, message
 // and Retry-After.
 type outcome struct {
@@ -180,10 +184,10 @@ type Job struct {
 // Do enqueues job under a fresh task id with no retries and waits for its
 // outcome until its deadline or ctx ends. A job's error comes back with its
 // code and message; a deadline that passes is a 504; a Redis that refuses
-// the enqueue is a 502; a job the queue lost is ErrLost (503). A job of a
-// workspace first takes a slot of its share (Job.Workspace): a workspace
-// past its share is a 429 with a Retry-After, and a Redis that cannot
-// count it a 503.
+// the enqueue is a 502 with a Retry-After; a job the queue lost is ErrLost
+// (503). A job of a workspace first takes a slot of its share
+// (Job.Workspace): a workspace past its share is a 429 with a Retry-After,
+// and a Redis that cannot count it a 503.
 func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 	w.listen()
 	id := uuid.NewString()
@@ -224,7 +228,12 @@ func (w *Waiter) Do(ctx context.Context, job Job) (json.RawMessage, error) {
 		if ctx.Err() != nil {
 			return nil, stopped(ctx)
 		}
-		return nil, apperr.Wrap(err, apperr.BadGateway, "the job queue cannot be reached; retry")
+		// Seed 000's 502 for a broker that cannot be reached, with a
+		// Retry-After: a failover's window is about a second
+		// (docs/operators.md#redis-sentinel-and-cluster).
+		e := apperr.Wrap(err, apperr.BadGateway, "the job queue cannot be reached; retry")
+		e.RetryAfter = enqueueRetryAfter
+		return nil, e
 	}
 	out, err := w.wait(ctx, job.Queue, id, ch)
 	if errors.Is(err, ErrLost) {

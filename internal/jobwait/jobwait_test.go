@@ -160,7 +160,8 @@ func TestPollingFallback(t *testing.T) {
 	}
 }
 
-// TestUnreachableRedisIs502 enqueues to a port where nothing listens.
+// TestUnreachableRedisIs502 enqueues to a port where nothing listens: a
+// 502 that tells the caller when to retry.
 func TestUnreachableRedisIs502(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -174,8 +175,8 @@ func TestUnreachableRedisIs502(t *testing.T) {
 	w := jobwait.NewWaiter(rc, "x:", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer w.Close()
 	_, err = w.Do(context.Background(), jobwait.Job{Args: echoArgs{}, Queue: "q", Deadline: time.Now().Add(5 * time.Second)})
-	if apperr.Status(apperr.CodeOf(err)) != 502 {
-		t.Fatalf("Do with Redis down = %v, want 502", err)
+	if apperr.Status(apperr.CodeOf(err)) != 502 || apperr.RetryAfterSeconds(err) != 2 {
+		t.Fatalf("Do with Redis down = %v (Retry-After %d s), want a 502 with Retry-After 2", err, apperr.RetryAfterSeconds(err))
 	}
 }
 
