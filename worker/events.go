@@ -65,14 +65,20 @@ func (w *Worker) owedOnce(ctx context.Context, outboxID string, fn func() error)
 		return err
 	}
 	err = fn()
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	if err == nil || errors.Is(err, asynq.SkipRetry) || retried >= maxRetry {
+	if err == nil || errors.Is(err, asynq.SkipRetry) || lastTry(ctx) {
 		if markErr := w.Relay.MarkDone(ctx, outboxID); markErr != nil {
 			return errors.Join(err, markErr)
 		}
 	}
 	return err
+}
+
+// lastTry says whether the job ctx runs is on its last try: asynq retries
+// it no more, whatever it answers.
+func lastTry(ctx context.Context) bool {
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	return retried >= maxRetry
 }
 
 // ocrPassWait is the least a pass that waits its turn (ErrOCRPassWaits)

@@ -37,10 +37,8 @@ func (w *Worker) registerRuns() {
 			if err != nil {
 				return err
 			}
-			retried, _ := asynq.GetRetryCount(ctx)
-			maxRetry, _ := asynq.GetMaxRetry(ctx)
 			return w.owedOnce(ctx, args.OutboxID, func() error {
-				return unretryable(w.Documents.OCROutbox(ctx, args.OutboxID, retried < maxRetry))
+				return unretryable(w.Documents.OCROutbox(ctx, args.OutboxID, !lastTry(ctx)))
 			})
 		})
 	}
@@ -51,8 +49,6 @@ func (w *Worker) registerRuns() {
 		if err != nil {
 			return err
 		}
-		retried, _ := asynq.GetRetryCount(ctx)
-		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		seed := w.Seed
 		if seed == nil {
 			seed = func(context.Context, jobs.ProducerJob, []runtime.SeedWrite) (int64, error) {
@@ -60,7 +56,7 @@ func (w *Worker) registerRuns() {
 			}
 		}
 		return w.owedOnce(ctx, args.OutboxID, func() error {
-			return w.ToolRuns.ProduceOutbox(ctx, args.OutboxID, seed, retried >= maxRetry)
+			return w.ToolRuns.ProduceOutbox(ctx, args.OutboxID, seed, lastTry(ctx))
 		})
 	})
 }
