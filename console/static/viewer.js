@@ -229,19 +229,21 @@
   });
 
   // A page image refused for now (503: the page readers are busy, see
-  // docs/operators.md's DOCUMENT_RENDER_WAIT) is asked for again, up to four
-  // times, after 1, 2, 4 and 8 seconds.
+  // docs/operators.md's DOCUMENT_RENDER_WAIT) is asked for again for about a
+  // minute and a quarter: after 1, 2, 4 and 8 seconds, then every 15 (eight
+  // tries), so that a burst of busy readers longer than a few seconds (an
+  // upload's OCR pass holding the workspace's share) still ends in the image.
   viewer.querySelectorAll("img").forEach(function (img) {
     var tries = 0;
     var base = img.getAttribute("src");
     img.addEventListener("error", function () {
-      if (tries >= 4) {
+      if (tries >= 8) {
         return;
       }
       tries++;
       setTimeout(function () {
         img.src = base + (base.indexOf("?") < 0 ? "?" : "&") + "retry=" + tries;
-      }, 1000 * Math.pow(2, tries - 1));
+      }, 1000 * Math.min(Math.pow(2, tries - 1), 15));
     });
   });
   window.addEventListener("resize", layWords);
