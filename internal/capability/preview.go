@@ -19,7 +19,11 @@ import (
 // included, is kept in Redis for PreviewCacheTTL, so that a document
 // that burns its budget does so once an hour, not once a call; a page
 // read by OCR is kept in the blob store too, for good (ocr.go). A file's
-// bytes never change under its id, so the entry never goes stale.
+// bytes never change under its id, so the entry never goes stale. A
+// refusal that holds for every page (document.WholeFile: a file that
+// cannot be opened, a workbook's shared strings past their budget) is kept
+// once for the file as well, so that its other pages cost one Redis read,
+// not a parse each.
 const (
 	// PreviewCacheTTL is how long a page's text (or its refusal) is kept.
 	PreviewCacheTTL = time.Hour
@@ -39,6 +43,8 @@ type cachedPage struct {
 	Sheet     string          `json:"sheet,omitempty"`
 	Code      apperr.Code     `json:"code,omitempty"`
 	Message   string          `json:"message,omitempty"`
+	// wholeFile: the refusal holds for every page of the file.
+	wholeFile bool
 }
 
 func (c cachedPage) result() (document.Text, error) {
@@ -83,11 +89,16 @@ func (s *Service) pageText(ctx context.Context, f models.File, page int) (docume
 // pageTextOf is pageText reading f's bytes, when it must, through content.
 func (s *Service) pageTextOf(ctx context.Context, f models.File, page int, content contentFunc) (document.Text, error) {
 	key := s.keyPrefix + "preview:" + f.ID + ":" + strconv.Itoa(page)
+	fileKey := s.keyPrefix + "preview:" + f.ID + ":file"
 	if s.redis != nil {
-		if raw, err := s.redis.Get(ctx, key).Bytes(); err == nil {
-			var c cachedPage
-			if json.Unmarshal(raw, &c) == nil {
-				return c.result()
+		// The page's entry, or else the file's refusal (one key per
+		// command: docs/operators.md#redis-sentinel-and-cluster).
+		for _, k := range [...]string{key, fileKey} {
+			if raw, err := s.redis.Get(ctx, k).Bytes(); err == nil {
+				var c cachedPage
+				if json.Unmarshal(raw, &c) == nil {
+					return c.result()
+				}
 			}
 		}
 	}
@@ -115,7 +126,11 @@ func (s *Service) pageTextOf(ctx context.Context, f models.File, page int, conte
 			}
 		}
 		if s.redis != nil {
-			_ = s.redis.Set(work, key, raw, PreviewCacheTTL).Err() // a cache that cannot be written is only slower
+			// A cache that cannot be written is only slower.
+			if c.wholeFile {
+				_ = s.redis.Set(work, fileKey, raw, PreviewCacheTTL).Err()
+			}
+			_ = s.redis.Set(work, key, raw, PreviewCacheTTL).Err()
 		}
 		return c, nil
 	})
@@ -165,7 +180,7 @@ func (s *Service) computePage(ctx context.Context, f models.File, page int, cont
 	case err == nil:
 		return cachedPage{Text: text.Text, Truncated: text.Truncated, OCR: text.OCR, Words: text.Words, Sheet: text.Sheet}, nil
 	case errors.As(err, &e) && (e.Code == apperr.OverBudget || e.Code == apperr.Invalid || e.Code == apperr.UnsupportedMedia):
-		return cachedPage{Code: e.Code, Message: e.Message}, nil
+		return cachedPage{Code: e.Code, Message: e.Message, wholeFile: document.WholeFile(err)}, nil
 	}
 	return cachedPage{}, fmt.Errorf("capability: page %d of file %s: %w", page, f.ID, err)
 }

@@ -163,3 +163,42 @@ func TestMalformedPDFsAreRefusedByTheMeteredPass(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 }
+
+// TestASharedStringsRefusalHoldsForEverySheet: a workbook whose
+// shared-string table is past its budget is refused on every sheet (each
+// reads the table first), and says so (document.WholeFile), so that a
+// cache of refusals keeps it once for the file; a sheet's own refusal, a
+// page out of range and a good page do not.
+func TestASharedStringsRefusalHoldsForEverySheet(t *testing.T) {
+	t.Parallel()
+	// 130 strings of 128 KiB (each cut at MaxPageTextBytes): past the
+	// table's 16 MiB of text.
+	bomb := documenttest.XLSXSharedStringsBomb(3, 130, document.MaxPageTextBytes)
+	require.Less(t, len(bomb), 1<<20)
+	for page := 1; page <= 3; page++ {
+		_, err := document.PageText(context.Background(), bomb, document.TypeXLSX, page)
+		require.True(t, apperr.Is(err, apperr.OverBudget), "sheet %d: %v", page, err)
+		require.Regexp(t, "shared strings hold more than 16 MiB|took more than 10s", err.Error())
+		require.True(t, document.WholeFile(err), "sheet %d: %v", page, err)
+	}
+	small := documenttest.XLSXSharedStringsBomb(2, 3, 10)
+	text, err := document.PageText(context.Background(), small, document.TypeXLSX, 2)
+	require.NoError(t, err)
+	require.Equal(t, strings.Repeat("A", 10), strings.TrimSpace(text.Text))
+	_, err = document.PageText(context.Background(), small, document.TypeXLSX, 3)
+	require.True(t, apperr.Is(err, apperr.Invalid), "%v", err)
+	require.False(t, document.WholeFile(err), "a page out of range is that page's")
+
+	_, err = document.PageText(context.Background(), documenttest.XLSXBomb(0, document.MaxSheetCells+1), document.TypeXLSX, 1)
+	require.True(t, apperr.Is(err, apperr.OverBudget), "%v", err)
+	require.False(t, document.WholeFile(err), "a sheet's cells are that sheet's: %v", err)
+
+	for name, c := range map[string]struct {
+		data []byte
+		typ  string
+	}{"not a zip": {[]byte("not a workbook"), document.TypeXLSX}, "not a PDF": {[]byte("%PDF-1.4 broken"), document.TypePDF}} {
+		_, err := document.PageText(context.Background(), c.data, c.typ, 2)
+		require.True(t, apperr.Is(err, apperr.Invalid), "%s: %v", name, err)
+		require.True(t, document.WholeFile(err), "%s: %v", name, err)
+	}
+}

@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	_ "image/gif"  // image.DecodeConfig reads GIF headers
 	_ "image/jpeg" // and JPEG
@@ -69,6 +70,31 @@ func checkImage(data []byte) error {
 
 func tooManyPages(n int) error {
 	return apperr.New(apperr.OverBudget, "the document has %d pages; documents of at most %d pages are read", n, MaxPages)
+}
+
+// wholeFile marks a refusal that holds for every page of its file (a file
+// that cannot be opened, a workbook's shared strings past their budget),
+// so that a caller who keeps refusals (capability's page cache) keeps it
+// once for the file rather than once per page. Its code and message are
+// err's.
+type wholeFile struct{ err error }
+
+func (w wholeFile) Error() string { return w.err.Error() }
+func (w wholeFile) Unwrap() error { return w.err }
+
+// refusesWholeFile marks err (nil stays nil) as holding for every page.
+func refusesWholeFile(err error) error {
+	if err == nil {
+		return nil
+	}
+	return wholeFile{err}
+}
+
+// WholeFile says whether err, from reading one page, holds for every page
+// of the file: reading another page would be refused the same way.
+func WholeFile(err error) bool {
+	var w wholeFile
+	return errors.As(err, &w)
 }
 
 func pageOutOfRange(page, pages int) error {

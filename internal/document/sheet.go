@@ -153,7 +153,7 @@ const MaxSheetTextBytes = 4 << 20
 func sheetText(ctx context.Context, data []byte, n, limit int) (Text, error) {
 	wb, err := openWorkbook(data)
 	if err != nil {
-		return Text{}, err
+		return Text{}, refusesWholeFile(err)
 	}
 	if n < 1 || n > len(wb.sheets) {
 		return Text{}, pageOutOfRange(n, len(wb.sheets))
@@ -164,7 +164,8 @@ func sheetText(ctx context.Context, data []byte, n, limit int) (Text, error) {
 	var shared []string
 	if wb.sharedStrings != "" {
 		if shared, err = wb.readSharedStrings(b, limit); err != nil {
-			return Text{}, err
+			// Every sheet reads the same table first.
+			return Text{}, refusesWholeFile(err)
 		}
 	}
 	f, err := wb.zip.Open(sheet.path)

@@ -140,11 +140,11 @@ func pdfPageText(ctx context.Context, data []byte, page int) (text Text, err err
 	}()
 	r, err := pdf.NewReaderWrapped(bytes.NewReader(data), int64(len(data)), b.reader)
 	if err != nil {
-		return Text{}, apperr.Wrap(err, apperr.Invalid, "the file is not a readable PDF")
+		return Text{}, refusesWholeFile(apperr.Wrap(err, apperr.Invalid, "the file is not a readable PDF"))
 	}
 	n := r.NumPage()
 	if n > MaxPages {
-		return Text{}, tooManyPages(n)
+		return Text{}, refusesWholeFile(tooManyPages(n))
 	}
 	if page < 1 || page > n {
 		return Text{}, pageOutOfRange(page, n)
