@@ -111,7 +111,7 @@ func run(args []string) (int, error) {
 	if err := d.start(ctx); err != nil {
 		return 2, err
 	}
-	r := &runState{d: d, stats: newStats(), acked: map[string]bool{}, approved: map[string]bool{}, runSent: map[string]int{}, runOK: map[string]int{}}
+	r := &runState{d: d, stats: newStats(), acked: map[string]bool{}, ackedBy: map[string]ack{}, approved: map[string]bool{}, runSent: map[string]int{}, runOK: map[string]int{}}
 	r.client = &client{apis: d.apiAddrs, http: &http.Client{Timeout: 90 * time.Second}, stats: r.stats}
 	fmt.Printf("soak: traffic for %s (faults: %s)\n", o.duration, o.faultsSpecs)
 	trafficCtx, endTraffic := context.WithTimeout(ctx, o.duration)
@@ -168,6 +168,11 @@ type deployment struct {
 	fx         fixture
 	faultLog   faultLog
 	secretsKey []byte
+
+	// killedAPI is the address of the api killed with kill -9 and when
+	// (under faultLog.mu), for the writes it acknowledged just before.
+	killedAPI   string
+	killedAPIAt time.Time
 }
 
 func (d *deployment) start(ctx context.Context) error {
@@ -339,6 +344,9 @@ func (d *deployment) faults(ctx context.Context, which map[string]bool, wg *sync
 	at(0.25, "api", func() {
 		a := d.apis[1]
 		a.kill9()
+		d.faultLog.mu.Lock()
+		d.killedAPI, d.killedAPIAt = d.apiAddrs[1], time.Now()
+		d.faultLog.mu.Unlock()
 		d.faultLog.add(time.Since(start), "kill -9 %s", a.name)
 		time.Sleep(3 * time.Second)
 		if err := a.start(); err != nil {

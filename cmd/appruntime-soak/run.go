@@ -8,11 +8,52 @@ import (
 	"sync"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/appruntime/appruntime/internal/basetool"
+	"github.com/appruntime/appruntime/internal/intent"
 	"github.com/appruntime/appruntime/internal/review"
 	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/models"
 )
+
+// ack is which api acknowledged a request, and when.
+type ack struct {
+	api string
+	at  time.Time
+}
+
+// killAckWindow is how long before its api's kill -9 a /write's
+// acknowledgement may come and its feed row not be committed yet: the row
+// follows the reply within milliseconds (5 ms of linger on a busy api), a
+// few hundred on a loaded machine.
+const killAckWindow = time.Second
+
+// ackedJustBeforeKill says whether a came from the api killed with kill -9,
+// at most killAckWindow before the kill.
+func (d *deployment) ackedJustBeforeKill(a ack) bool {
+	d.faultLog.mu.Lock()
+	defer d.faultLog.mu.Unlock()
+	before := d.killedAPIAt.Sub(a.at)
+	return d.killedAPI != "" && a.api == d.killedAPI && before >= 0 && before <= killAckWindow
+}
+
+// unknownOwnerGone counts task's agent_action_unknown feed rows whose
+// reason is the writing process's end (intent.ReasonOwnerGone), by decision.
+func unknownOwnerGone(db *gorm.DB, task string) (map[string]int, error) {
+	out := map[string]int{}
+	var rows []struct {
+		K string
+		N int
+	}
+	err := db.Model(&models.FeedEvent{}).Select("(payload::jsonb)#>>'{intended,row,decision}' AS k, count(*) AS n").
+		Where("type = ? AND task_id = ? AND (payload::jsonb)->>'reason' = ?", models.FeedAgentActionUnknown, task, intent.ReasonOwnerGone).
+		Group("k").Scan(&rows).Error
+	for _, r := range rows {
+		out[r.K] = r.N
+	}
+	return out, err
+}
 
 // runState is what the traffic was acknowledged, for the checks.
 type runState struct {
@@ -22,6 +63,7 @@ type runState struct {
 
 	mu       sync.Mutex
 	acked    map[string]bool // acknowledged writes by decision
+	ackedBy  map[string]ack  // which api acknowledged each, and when
 	sentW    int
 	approved map[string]bool // acknowledged approvals by task id
 	runSent  map[string]int  // /run requests by step
@@ -87,6 +129,7 @@ func (r *runState) traffic(ctx context.Context, wg *sync.WaitGroup) {
 		r.sentW++
 		if a.status == 200 {
 			r.acked[d] = true
+			r.ackedBy[d] = ack{api: a.api, at: a.at}
 		}
 	})
 	loop(20*time.Millisecond, func(i int) {
@@ -247,9 +290,13 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	// Each applied write's feed row, matched by its decision: agent_action
 	// (what was written), or agent_action_unknown where the platform cannot
 	// know the outcome (a write whose api was killed under it), which is
-	// its record only when the write was not acknowledged: for an
-	// acknowledged one it is a lost row (the feed tells the reviewer less
-	// than the agent was told).
+	// its record only when the write was not acknowledged, or was
+	// acknowledged by the api killed with kill -9 within killAckWindow
+	// before the kill and recorded as its owner's gone: a /write's feed row
+	// is committed just after its reply (docs/architecture.md#the-write-guarantee),
+	// so a kill in between leaves the intent to the sweep. Any other
+	// acknowledged one is a lost row (the feed tells the reviewer less than
+	// the agent was told).
 	recorded, err := feedCounts(db, models.FeedAgentAction, []string{writeTask}, "row", "decision")
 	if err != nil {
 		return nil, err
@@ -258,7 +305,11 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 	if err != nil {
 		return nil, err
 	}
-	lostFeed, extraFeed, unknowns := 0, 0, 0
+	ownerGone, err := unknownOwnerGone(db, writeTask)
+	if err != nil {
+		return nil, err
+	}
+	lostFeed, extraFeed, unknowns, killedAcks := 0, 0, 0, 0
 	for d := range applied {
 		switch {
 		case recorded[d] > 1:
@@ -266,12 +317,17 @@ func (r *runState) check(ctx context.Context) (*invariants, error) {
 		case recorded[d] == 1:
 		case unknown[d] > 0 && !r.acked[d]:
 			unknowns++
+		case unknown[d] > 0 && ownerGone[d] == unknown[d] && r.d.ackedJustBeforeKill(r.ackedBy[d]):
+			killedAcks++
+			v.notes = append(v.notes, fmt.Sprintf("write %s: acknowledged by %s %s before its kill -9, recorded as outcome unknown (its owner gone)",
+				d, r.ackedBy[d].api, r.d.killedAPIAt.Sub(r.ackedBy[d].at).Round(time.Millisecond)))
 		default:
 			lostFeed++
 			v.notes = append(v.notes, fmt.Sprintf("write %s: applied, acknowledged %t, %d agent_action and %d unknown rows", d, r.acked[d], recorded[d], unknown[d]))
 		}
 	}
-	v.add(fmt.Sprintf("applied /write has its agent_action row (%d not acknowledged: unknown)", unknowns), len(decisions), lostFeed, extraFeed, 0)
+	v.add(fmt.Sprintf("applied /write has its agent_action row (%d not acknowledged, %d acknowledged just before a kill -9: unknown)", unknowns, killedAcks),
+		len(decisions), lostFeed, extraFeed, 0)
 
 	// Approvals: one resume event each and one verified 2xx delivery.
 	pe, err := loadEvents(db, r.d.hook)

@@ -132,6 +132,8 @@ type answer struct {
 	status int
 	header http.Header
 	raw    []byte
+	api    string    // the api that answered
+	at     time.Time // when its answer came
 }
 
 func (a answer) json(v any) error { return json.Unmarshal(a.raw, v) }
@@ -186,7 +188,7 @@ func (c *client) sendWithin(within time.Duration, verb, method, path, token, con
 		raw, _ := io.ReadAll(res.Body)
 		_ = res.Body.Close()
 		c.stats.add(verb, res.StatusCode, res.Header, raw, time.Since(t0))
-		return answer{status: res.StatusCode, header: res.Header, raw: raw}
+		return answer{status: res.StatusCode, header: res.Header, raw: raw, api: api, at: time.Now()}
 	}
 	c.stats.add(verb, 0, nil, nil, 0)
 	return answer{}
