@@ -297,19 +297,7 @@ func newParkedTask(t *testing.T) parkedTask {
 // resumeEvents counts the resume events written for a task.
 func resumeEvents(t *testing.T, a *testAPI, taskID string) int {
 	t.Helper()
-	var rows []models.Outbox
-	require.NoError(t, a.Store.DB.Where("kind = ?", outbox.KindResumeEvent).Find(&rows).Error)
-	n := 0
-	for _, r := range rows {
-		var p struct {
-			TaskID string `json:"task_id"`
-		}
-		require.NoError(t, json.Unmarshal(r.Payload, &p))
-		if p.TaskID == taskID {
-			n++
-		}
-	}
-	return n
+	return testkit.ResumeEvents(t, a.Store.DB, taskID)
 }
 
 func buttonPath(taskID, callID, button string) string {

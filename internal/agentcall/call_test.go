@@ -18,6 +18,7 @@ import (
 	"github.com/appruntime/appruntime/internal/apperr"
 	"github.com/appruntime/appruntime/internal/jobwait"
 	"github.com/appruntime/appruntime/internal/logging"
+	"github.com/appruntime/appruntime/internal/store"
 	"github.com/appruntime/appruntime/internal/task"
 	"github.com/appruntime/appruntime/internal/testkit"
 	"github.com/appruntime/appruntime/jobs"
@@ -30,6 +31,8 @@ var quiet = logging.New(io.Discard, slog.LevelError)
 // rd, a url tool pointing at a loopback endpoint, and a running task.
 type fixture struct {
 	svc    *agentcall.Service
+	st     *store.Store
+	url    string // the endpoint's
 	rd     testkit.RedisEnv
 	caller task.Caller
 	taskID string
@@ -66,7 +69,7 @@ func newFixtureTB(t testing.TB, deadline time.Duration, endpoint http.HandlerFun
 	caller := task.Caller{WorkspaceID: tn.Workspace.ID, AgentID: tn.Agent.ID, Actor: "agent:" + tn.Agent.ID}
 	tk, err := task.NewService(task.Options{Store: st, Log: quiet}).Create(ctx, caller, task.TaskInput{Title: "t"})
 	require.NoError(t, err)
-	return fixture{svc: svc, rd: rd, caller: caller, taskID: tk.ID}
+	return fixture{svc: svc, st: st, url: srv.URL, rd: rd, caller: caller, taskID: tk.ID}
 }
 
 // startLookupWorker serves the lookup queue with the service's handler,

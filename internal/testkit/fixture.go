@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/netip"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/appruntime/appruntime/internal/auth"
 	"github.com/appruntime/appruntime/internal/config"
+	"github.com/appruntime/appruntime/jobs"
 	"github.com/appruntime/appruntime/models"
 )
 
@@ -136,4 +138,27 @@ func NewBindingTargets(t testing.TB, db *gorm.DB) BindingTargets {
 		must(t, db.Create(&ct).Error)
 	}
 	return f
+}
+
+// ResumeEvents counts the resume events written to the outbox for task
+// taskID.
+func ResumeEvents(t testing.TB, db *gorm.DB, taskID string) int {
+	t.Helper()
+	var rows []models.Outbox
+	if err := db.Where("kind = ?", jobs.ResumeEvent{}.Kind()).Find(&rows).Error; err != nil {
+		t.Fatalf("testkit: resume events: %v", err)
+	}
+	n := 0
+	for _, r := range rows {
+		var p struct {
+			TaskID string `json:"task_id"`
+		}
+		if err := json.Unmarshal(r.Payload, &p); err != nil {
+			t.Fatalf("testkit: resume event %s: %v", r.ID, err)
+		}
+		if p.TaskID == taskID {
+			n++
+		}
+	}
+	return n
 }
