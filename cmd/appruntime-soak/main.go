@@ -50,6 +50,7 @@ type options struct {
 	keep        bool
 	sweepEvery  time.Duration
 	faultsSpecs string
+	pgDown      time.Duration
 }
 
 func main() {
@@ -75,6 +76,7 @@ func run(args []string) (int, error) {
 	fs.DurationVar(&o.drain, "drain", 90*time.Second, "how long to wait after the traffic for owed work to settle before checking")
 	fs.DurationVar(&o.sweepEvery, "sweep-interval", 5*time.Second, "the workers' SWEEP_INTERVAL")
 	fs.StringVar(&o.faultsSpecs, "faults", "worker,api,redis,postgres", "the faults to inject, of worker,api,redis,postgres")
+	fs.DurationVar(&o.pgDown, "pg-down", 0, "how long the platform database stays stopped in its restart (0: pg_ctl restart)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, data) after the run")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
@@ -366,7 +368,7 @@ func (d *deployment) faults(ctx context.Context, which map[string]bool, wg *sync
 	})
 	at(0.75, "postgres", func() {
 		t0 := time.Now()
-		if err := d.pg.restart(); err != nil {
+		if err := d.pg.restart(d.o.pgDown); err != nil {
 			d.faultLog.add(time.Since(start), "postgres restart failed: %v", err)
 			return
 		}

@@ -33,12 +33,29 @@ type mixState struct {
 	asked         map[string]string       // ask calls answered 201 pending_input: call id -> task id
 	clicked       map[string]bool         // acknowledged clicks by call id
 	claims        map[string]map[int]bool // claims answered (200, or named by the limit's 409): task id -> reviewers
+	reviewLog     map[string][]string     // each reviewer's answers naming a task, in order: task id -> lines (the note of a task gone wrong)
 	reviewed      map[string]bool         // acknowledged approvals of claimed tasks, by task id
 	uploads       map[string]string       // acknowledged uploads: file id -> sha256 of what was sent
 	uploadsSent   int                     // uploads sent
 	replies       map[string]bool         // acknowledged final replies with an app block, by task id
 	repliesSent   int                     // replies sent (one per task)
 	stepOf        map[string]string       // the review workspace's parked tasks: task id -> app-tool step
+}
+
+// logReview records reviewer ri's answer a to verb on task (under
+// runState.mu): when, from which api, its status and error.
+func (m *mixState) logReview(task string, ri int, verb string, a answer) {
+	line := fmt.Sprintf("%s reviewer %d %s: %d", a.at.Format("15:04:05.000"), ri, verb, a.status)
+	if a.status == 0 {
+		line = fmt.Sprintf("%s reviewer %d %s: no answer", time.Now().Format("15:04:05.000"), ri, verb)
+	}
+	if a.api != "" {
+		line += " from " + a.api
+	}
+	if a.status != 200 && len(a.raw) > 0 {
+		line += " " + strings.TrimSpace(string(a.raw[:min(len(a.raw), 300)]))
+	}
+	m.reviewLog[task] = append(m.reviewLog[task], line)
 }
 
 // settleFor bounds how long a verb the traffic began (a click on a card it
@@ -88,6 +105,7 @@ func (r *runState) mixTraffic(ctx context.Context, wg *sync.WaitGroup) {
 	m := &r.mix
 	m.toolCalls, m.asked, m.clicked = map[string]bool{}, map[string]string{}, map[string]bool{}
 	m.claims, m.reviewed, m.uploads, m.replies = map[string]map[int]bool{}, map[string]bool{}, map[string]string{}, map[string]bool{}
+	m.reviewLog = map[string][]string{}
 	m.stepOf = map[string]string{}
 	for _, p := range fx.review.parked {
 		m.stepOf[p.taskID] = p.stepID
@@ -161,6 +179,7 @@ func (r *runState) mixTraffic(ctx context.Context, wg *sync.WaitGroup) {
 					m.claims[taskID] = map[int]bool{}
 				}
 				m.claims[taskID][ri] = true
+				m.logReview(taskID, ri, "review-next", a)
 			})
 			settleCtx, cancel := context.WithTimeout(context.Background(), settleFor)
 			defer cancel()
@@ -171,6 +190,7 @@ func (r *runState) mixTraffic(ctx context.Context, wg *sync.WaitGroup) {
 			if r.settle(func(unknown bool) (bool, answer) {
 				a := r.client.call("review-approve", "POST", "/api/app-runtime/action", session, map[string]any{"op": "approve",
 					"payload": map[string]any{"rows": map[string]any{"record_decision": map[string]any{"decision": "r-" + taskID}}}})
+				locked(func() { m.logReview(taskID, ri, "review-approve", a) })
 				return a.status == 200 || (a.status == 409 && unknown), a
 			}) {
 				locked(func() { m.reviewed[taskID] = true })
@@ -462,6 +482,8 @@ func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, pe *pushedEv
 		}
 		if aw.Status == models.AwaitPending {
 			stuck++
+			v.notes = append(v.notes, fmt.Sprintf("review claim: task %s: still pending, claimed by %d reviewers; its answers:\n    %s",
+				task, len(who), strings.Join(m.reviewLog[task], "\n    ")))
 			continue
 		}
 		var n int64
@@ -475,7 +497,8 @@ func (r *runState) checkMix(ctx context.Context, db, data *gorm.DB, pe *pushedEv
 			d++
 		}
 		if n != 1 || len(who) > 1 {
-			v.notes = append(v.notes, fmt.Sprintf("review claim: task %s: %d decision rows, claimed by %d reviewers", task, n, len(who)))
+			v.notes = append(v.notes, fmt.Sprintf("review claim: task %s: %d decision rows, claimed by %d reviewers; its answers:\n    %s",
+				task, n, len(who), strings.Join(m.reviewLog[task], "\n    ")))
 		}
 		lost, doubled = lost+l, doubled+d
 	}
