@@ -202,10 +202,10 @@ func rawClaim(pool *pgxpool.Pool, fx reviewFixture) func(ctx context.Context, w 
 // without its update); claimPasses are its two passes: the tasks assigned
 // to the reviewer ($2), then everyone's.
 const claimCandidateSQL = `SELECT t.id FROM tasks t
+JOIN task_awaits a ON a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool'
 WHERE t.workspace_id = $1 AND t.status = 'waiting_for_input'
-  AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= now())
-  AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')%s
-ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED`
+  AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= now())%s
+ORDER BY t.priority DESC, t.created_at, t.id LIMIT 1 FOR UPDATE OF t, a SKIP LOCKED`
 
 var claimPasses = []struct{ name, filter string }{
 	{"assigned-to-me pass", "\n  AND t.assigned_to = $2"},

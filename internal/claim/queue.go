@@ -58,7 +58,7 @@ func NewQueue(o QueueOptions) *Queue {
 	q := &Queue{store: o.Store, claimFor: o.ClaimFor, now: o.Now}
 	q.claimSQL, q.abortSQL, q.heldSQL = fmt.Sprintf(claimSQL, ""), abortSQL, heldSQL
 	if o.Store.Dialect == config.Postgres {
-		q.claimSQL = fmt.Sprintf(claimSQL, " FOR UPDATE OF t SKIP LOCKED")
+		q.claimSQL = fmt.Sprintf(claimSQL, " FOR UPDATE OF t, a SKIP LOCKED")
 		q.lockSQL = lockReviewerSQL
 	} else {
 		// SQLite numbers its parameters ?N.
@@ -107,10 +107,16 @@ type ReviewClaim struct {
 // released claims), the others in queue order through tasks_review_queue
 // (0007). UNION ALL under LIMIT 1 runs its branches in order and stops at
 // the first row, so the second runs only when the reviewer has nothing
-// assigned. On Postgres each candidate row is locked with SKIP LOCKED, so
-// concurrent claims pass over each other's rows instead of waiting for them
-// (a locking clause rules out a parallel plan, which could reorder the
-// branches), and Next holds the reviewer's advisory lock around it so that
+// assigned. On Postgres each candidate task is locked with its pending
+// await (FOR UPDATE OF t, a SKIP LOCKED), so concurrent claims pass over
+// each other's rows instead of waiting for them (a locking clause rules out
+// a parallel plan, which could reorder the branches), and a row another
+// transaction changed since the statement's snapshot is rechecked as it is
+// now, the await's status included: with the await read in an EXISTS
+// only, a task another reviewer claimed and approved while this statement
+// ran passed the recheck (its claim cleared again) on the snapshot's
+// pending await and was handed over a second time
+// (TestATaskSettledDuringAClaimIsNotHandedOver). Next holds the reviewer's advisory lock around it so that
 // two of their own requests count each other's claims; SQLite serialises
 // writers. RETURNING reads the claimed task's oldest pending await with it.
 const claimSQL = `UPDATE tasks SET claimed_by = $1, claim_expires_at = $2, assigned_to = $1
@@ -130,16 +136,17 @@ RETURNING id, agent_id, title, priority, created_at,
 const heldCountSQL = `SELECT count(*) FROM tasks h WHERE h.assigned_to = $1 AND h.claimed_by = $1 AND h.workspace_id = $3
     AND h.status = 'waiting_for_input' AND h.claim_expires_at > $4`
 
-// claimCandidateSQL selects the claimable tasks of workspace $3 at $4;
+// claimCandidateSQL selects the claimable tasks of workspace $3 at $4,
+// joined to their pending app-tool awaits (a row per await, for the lock);
 // claimRoutedSQL keeps those routed to reviewer $1 (no pools, or one of
 // theirs); claimOrderSQL takes the first in queue order and, on Postgres,
 // locks it (%s: the locking clause). A task assigned to the reviewer is
 // theirs whatever its pools: an assignment names the person.
 const (
 	claimCandidateSQL = `SELECT t.id FROM tasks t
+    JOIN task_awaits a ON a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool'
     WHERE t.workspace_id = $3 AND t.status = 'waiting_for_input'
-      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= $4)
-      AND EXISTS (SELECT 1 FROM task_awaits a WHERE a.task_id = t.id AND a.status = 'pending' AND a.source_type = 'app_tool')`
+      AND (t.claim_expires_at IS NULL OR t.claim_expires_at <= $4)`
 	claimRoutedSQL = `
       AND (NOT EXISTS (SELECT 1 FROM task_review_pools tp WHERE tp.task_id = t.id)
         OR EXISTS (SELECT 1 FROM task_review_pools tp JOIN review_pool_members m ON m.pool_id = tp.pool_id
